@@ -1,0 +1,66 @@
+# gpu-platform: every entry point. `make up` deploys the local stack; `make test` runs every test layer.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+STACK ?= local
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+export PATH := $(CURDIR)/$(VENV)/bin:$(shell scripts/toolchain --print-path 2>/dev/null || echo $(HOME)/.cache/gpu-platform/bin):$(PATH)
+
+.PHONY: help venv toolchain validate plan render check test test-unit test-integration preview up down refresh cluster-start cluster-stop bench clean
+
+help:  ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
+
+$(VENV)/.installed: requirements.txt constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -r requirements.txt -c constraints.txt
+	touch $@
+
+venv: $(VENV)/.installed  ## create the virtualenv from pinned requirements
+
+toolchain:  ## build or reuse pulumi, its Python host, the Kubernetes provider, kube-apiserver, promtool
+	scripts/toolchain
+
+validate: venv  ## validate STACK's config
+	$(PY) -m gpu_platform validate --stack $(STACK)
+
+plan: venv  ## print STACK's derived plan
+	$(PY) -m gpu_platform plan --stack $(STACK)
+
+render: venv  ## render STACK under mocks into .local/render/STACK
+	$(PY) -m gpu_platform render --stack $(STACK) --out .local/render/$(STACK)
+
+check: venv  ## run the policy pack over STACK's resources without the engine
+	$(PY) -m gpu_platform check --stack $(STACK)
+
+test-unit: venv  ## spec, plan, components under mocks, policy pack (fast, no engine)
+	$(PY) -m pytest -q tests/unit tests/policy
+
+test: venv toolchain  ## every test layer, including the real engine and the local API server
+	$(PY) -m pytest -q tests
+
+preview: venv toolchain  ## real `pulumi preview` of STACK with the policy pack
+	scripts/pulumi-env $(STACK) preview --policy-pack policies --diff
+
+up: venv toolchain  ## deploy STACK (local: onto the local API server)
+	scripts/pulumi-env $(STACK) up
+
+down: venv toolchain  ## destroy STACK (local: and stop the local API server)
+	scripts/pulumi-env $(STACK) down
+
+refresh: venv toolchain
+	scripts/pulumi-env $(STACK) refresh
+
+cluster-start: toolchain  ## start the local API server
+	scripts/local-cluster start
+
+cluster-stop:  ## stop the local API server
+	scripts/local-cluster stop
+
+bench: venv  ## benchmarks (ratios)
+	$(PY) -m bench.run
+
+clean:  ## remove local state (not the tool cache)
+	-scripts/local-cluster stop
+	rm -rf .local

@@ -1,0 +1,67 @@
+"""GpuPlatform: wires every component from one plan. It decides nothing itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpu_platform.plan import Plan
+
+from .admission import Admission
+from .gpu_operator import GpuOperator
+from .monitoring import Monitoring
+from .node_pools import NodePools
+from .queues import Queues
+from .tenancy import Tenancy
+
+
+@dataclass(frozen=True)
+class KubeAccess:
+    """How the Kubernetes provider reaches the cluster. All None: the ambient KUBECONFIG."""
+
+    kubeconfig: pulumi.Input[str] | None = None
+    context: str | None = None
+    # Write manifests to this directory instead of applying them (GitOps hand-off, offline runs).
+    render_yaml_to_directory: str | None = None
+
+
+class GpuPlatform(pulumi.ComponentResource):
+    def __init__(self, name: str, plan: Plan, kube: KubeAccess, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-platform:index:GpuPlatform", name, None, opts)
+        self.plan = plan
+        child = pulumi.ResourceOptions(parent=self)
+
+        self.node_pools = NodePools("node-pools", plan, opts=child) if plan.cluster.provider == "eks" else None
+        kubeconfig = kube.kubeconfig
+        if kubeconfig is None and self.node_pools is not None:
+            kubeconfig = self.node_pools.kubeconfig
+        self.k8s = k8s.Provider(
+            "k8s",
+            kubeconfig=kubeconfig,
+            context=kube.context,
+            render_yaml_to_directory=kube.render_yaml_to_directory,
+            enable_server_side_apply=True,
+            opts=child,
+        )
+        kopts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s})
+        self.operator = GpuOperator("gpu-operator", plan, opts=kopts)
+        self.queues = Queues("queues", plan, opts=kopts)
+        self.tenancy = Tenancy("tenancy", plan, self.queues, opts=kopts)
+        self.monitoring = Monitoring("monitoring", plan, self.operator, opts=kopts)
+        self.admission = Admission("admission", plan, opts=kopts)
+        self.register_outputs({})
+
+    def exports(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "environment": self.plan.environment,
+            "cluster": self.plan.cluster.name,
+            "pools": {p.name: {"capacityUnits": p.capacity_units, "resource": p.resource_name} for p in self.plan.pools},
+            "teams": {t.name: {"namespaces": list(t.namespaces), "clusterQueue": t.cluster_queue} for t in self.plan.teams},
+        }
+        for part in (self.node_pools, self.operator, self.queues, self.tenancy, self.monitoring, self.admission):
+            if part is not None:
+                out.update(part.exports())
+        return out

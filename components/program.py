@@ -1,0 +1,40 @@
+"""The Pulumi program: stack config -> validated spec -> plan -> GpuPlatform -> stack outputs.
+
+`__main__.py` calls `run()` under the real engine; `components.render` calls the same function under
+mocks, so what `render`, the tests and the policy check see is what `pulumi up` deploys.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from gpu_platform.plan import Plan, build_plan
+from gpu_platform.spec import SpecError, load_platform
+
+from .platform import GpuPlatform, KubeAccess
+
+
+def load_plan() -> Plan:
+    """Validate before anything is registered: a bad config registers nothing."""
+    raw = pulumi.Config("gpu-platform").get_object("platform")
+    if raw is None:
+        raise pulumi.RunError("stack config has no 'gpu-platform:platform' key (see README, config reference)")
+    region = pulumi.Config("aws").get("region")
+    try:
+        return build_plan(load_platform(raw, region), region)
+    except SpecError as err:
+        lines = "\n".join(f"  {p}" for p in err.problems)
+        raise pulumi.RunError(f"invalid gpu-platform:platform ({len(err.problems)} problem(s)):\n{lines}") from None
+
+
+def run() -> None:
+    plan = load_plan()
+    cfg = pulumi.Config("gpu-platform")
+    kube = KubeAccess(
+        kubeconfig=cfg.get_secret("kubeconfig"),
+        context=cfg.get("kubeContext"),
+        render_yaml_to_directory=cfg.get("renderYamlToDirectory"),
+    )
+    platform = GpuPlatform("platform", plan, kube)
+    for key, value in platform.exports().items():
+        pulumi.export(key, value)

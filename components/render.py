@@ -1,0 +1,193 @@
+"""Run the real program under Pulumi's mocks and record what it registers.
+
+This is how `python -m gpu_platform render`, the component tests, the policy `check` and the
+benchmarks see the program's resources without an engine or a cloud: the same `program.run()` that
+`pulumi up` executes, with a monitor that records every registration (type, name, parent, inputs,
+options) instead of sending it anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pulumi
+from pulumi.runtime import mocks as pmocks, rpc, settings as psettings
+from pulumi.runtime.stack import run_pulumi_func, wait_for_rpcs
+from pulumi.runtime.sync_await import _sync_await
+
+SECRET_PLACEHOLDER = "[secret]"
+
+
+@dataclass
+class Recorded:
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
+
+
+def _integral(value: Any) -> Any:
+    """Mocks hand numbers back through protobuf as floats; render writes integral ones as ints."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+def _mask_secrets(value: Any) -> Any:
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return SECRET_PLACEHOLDER
+        return {k: _mask_secrets(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_secrets(v) for v in value]
+    return value
+
+
+class _Mocks(pmocks.Mocks):
+    def new_resource(self, args: pmocks.MockResourceArgs):
+        state = dict(args.inputs)
+        # The Kubernetes provider's ids are namespace/name; give outputs an id the program can use.
+        return f"{args.name}-id", state
+
+    def call(self, args: pmocks.MockCallArgs):
+        if args.token == "aws:eks/getCluster:getCluster":
+            name = args.args.get("name", "cluster")
+            return {
+                "name": name,
+                "arn": f"arn:aws:eks:us-east-1:000000000000:cluster/{name}",
+                "endpoint": "https://example.eks.amazonaws.com",
+                "certificateAuthority": {"data": "Q0E="},
+                "version": "1.33",
+                "vpcConfig": {"clusterSecurityGroupId": "sg-00000000"},
+                "roleArn": "arn:aws:iam::000000000000:role/eks-cluster",
+            }, None
+        if args.token == "aws:iam/getPolicyDocument:getPolicyDocument":
+            return {"json": json.dumps({"Version": "2012-10-17", "Statement": []})}, None
+        return {}, None
+
+
+class _RecordingMonitor(pmocks.MockMonitor):
+    def __init__(self, mocks: pmocks.Mocks):
+        super().__init__(mocks)
+        self.recorded: list[Recorded] = []
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            raw = rpc.deserialize_properties(request.object, keep_internal=True)
+            parent = request.parent.split("::")[-1] if request.parent else None
+            if parent and request.parent.split("::")[2].endswith("pulumi:pulumi:Stack"):
+                parent = None
+            self.recorded.append(Recorded(
+                type=request.type,
+                name=request.name,
+                parent=parent,
+                custom=bool(request.custom),
+                inputs=_integral(_mask_secrets(raw)),
+                options={
+                    "protect": bool(request.protect),
+                    "ignoreChanges": list(request.ignoreChanges),
+                    "replaceOnChanges": list(request.replaceOnChanges),
+                    "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+                    "dependencies": sorted(u.split("::")[-1] for u in request.dependencies),
+                    "provider": request.provider.split("::")[-1] if request.provider else None,
+                    "additionalSecretOutputs": list(request.additionalSecretOutputs),
+                },
+            ))
+        return response
+
+
+@dataclass
+class Rendered:
+    resources: list[Recorded]
+    outputs: dict[str, Any]
+
+    @property
+    def custom(self) -> list[Recorded]:
+        return sorted((r for r in self.resources if r.custom), key=lambda r: (r.type, r.name))
+
+    def by_type(self, type_: str) -> list[Recorded]:
+        return [r for r in self.custom if r.type == type_]
+
+    def one(self, type_: str, name: str) -> Recorded:
+        found = [r for r in self.resources if r.type == type_ and r.name == name]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} resources of type {type_} named {name}")
+        return found[0]
+
+    def kubernetes_objects(self) -> list[dict[str, Any]]:
+        """The Kubernetes objects (apiVersion, kind, metadata, ...) among the custom resources."""
+        out = []
+        for r in self.custom:
+            if r.type.startswith("kubernetes:") and "apiVersion" in r.inputs and "kind" in r.inputs:
+                obj = {k: v for k, v in r.inputs.items() if not k.startswith("__")}
+                out.append(obj)
+        return out
+
+
+def run_program(
+    program: Callable[[], None],
+    stack: str,
+    config: dict[str, Any],
+    project: str = "gpu-platform",
+) -> Rendered:
+    """Run `program` under mocks with the given stack config (keys like `gpu-platform:platform`)."""
+    monitor = _RecordingMonitor(_Mocks())
+    pmocks.set_mocks(_Mocks(), project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(
+        {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
+        secret_keys=[],
+    )
+    outputs: dict[str, Any] = {}
+    try:
+        _sync_await(run_pulumi_func(program))
+        _sync_await(wait_for_rpcs())
+        stack_res = psettings.SETTINGS.root_resource if hasattr(psettings.SETTINGS, "root_resource") else None
+        del stack_res
+    finally:
+        pulumi.runtime.set_all_config({}, secret_keys=[])
+    return Rendered(resources=monitor.recorded, outputs=outputs)
+
+
+def write(rendered: Rendered, out: Path) -> tuple[Path, int]:
+    """resources.json (sorted custom resources) and manifests/<kind>-<namespace>-<name>.yaml."""
+    import yaml
+
+    out.mkdir(parents=True, exist_ok=True)
+    resources = [r.to_json() for r in rendered.custom]
+    path = out / "resources.json"
+    path.write_text(json.dumps(resources, indent=2, sort_keys=True) + "\n")
+    manifests = out / "manifests"
+    if manifests.exists():
+        for old in manifests.glob("*.yaml"):
+            old.unlink()
+    manifests.mkdir(exist_ok=True)
+    for obj in rendered.kubernetes_objects():
+        meta = obj.get("metadata") or {}
+        parts = [obj["kind"].lower(), meta.get("namespace") or "cluster", meta.get("name") or "unnamed"]
+        (manifests / ("_".join(parts) + ".yaml")).write_text(
+            yaml.safe_dump(obj, sort_keys=True, default_flow_style=False)
+        )
+    return path, len(resources)
+
+
+def stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
+    import yaml
+
+    root = root or Path(os.environ.get("GPU_PLATFORM_ROOT", Path(__file__).resolve().parent.parent))
+    doc = yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text()) or {}
+    return dict(doc.get("config") or {})

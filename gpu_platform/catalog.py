@@ -1,0 +1,192 @@
+"""Hardware facts the plan is derived from: accelerators, MIG geometries, EC2 GPU instance types, prices.
+
+Facts are data, not logic, and every table names where it comes from so a reviewer can check it
+against the vendor's page instead of trusting this file. Prices are on-demand list prices and only
+feed cost estimates; a stack overrides them with `pricing:` in its config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+
+@dataclass(frozen=True, slots=True)
+class MigProfile:
+    """One MIG geometry: `slices_per_gpu` instances of this profile fit on one GPU when the GPU is
+    partitioned uniformly (the mig-parted `all-<profile>` layout)."""
+
+    name: str
+    slices_per_gpu: int
+    memory_gb: int
+
+
+@dataclass(frozen=True, slots=True)
+class Accelerator:
+    name: str
+    model: str
+    memory_gb: int
+    form_factor: str  # sxm | pcie
+    mig_profiles: Mapping[str, MigProfile] = field(default_factory=dict)
+
+    @property
+    def supports_mig(self) -> bool:
+        return bool(self.mig_profiles)
+
+
+def _mig(*profiles: tuple[str, int]) -> Mapping[str, MigProfile]:
+    out = {}
+    for name, count in profiles:
+        mem = int(name.split(".")[1].removesuffix("gb"))
+        out[name] = MigProfile(name=name, slices_per_gpu=count, memory_gb=mem)
+    return MappingProxyType(out)
+
+
+# MIG geometries: NVIDIA Multi-Instance GPU User Guide, "Supported MIG Profiles"
+# (docs.nvidia.com/datacenter/tesla/mig-user-guide/), one table per GPU; the count is the maximum
+# number of instances of that profile on one GPU.
+ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
+    {
+        a.name: a
+        for a in (
+            Accelerator(
+                "h100-80gb", "NVIDIA H100 80GB HBM3", 80, "sxm",
+                _mig(("1g.10gb", 7), ("1g.20gb", 4), ("2g.20gb", 3), ("3g.40gb", 2), ("4g.40gb", 1), ("7g.80gb", 1)),
+            ),
+            Accelerator(
+                "h200-141gb", "NVIDIA H200 141GB HBM3e", 141, "sxm",
+                _mig(("1g.18gb", 7), ("1g.35gb", 4), ("2g.35gb", 3), ("3g.71gb", 2), ("4g.71gb", 1), ("7g.141gb", 1)),
+            ),
+            Accelerator(
+                "b200-180gb", "NVIDIA B200 180GB HBM3e", 180, "sxm",
+                _mig(("1g.23gb", 7), ("1g.45gb", 4), ("2g.45gb", 3), ("3g.90gb", 2), ("4g.90gb", 1), ("7g.180gb", 1)),
+            ),
+            Accelerator(
+                "a100-40gb", "NVIDIA A100 40GB", 40, "sxm",
+                _mig(("1g.5gb", 7), ("1g.10gb", 4), ("2g.10gb", 3), ("3g.20gb", 2), ("4g.20gb", 1), ("7g.40gb", 1)),
+            ),
+            Accelerator(
+                "a100-80gb", "NVIDIA A100 80GB", 80, "sxm",
+                _mig(("1g.10gb", 7), ("1g.20gb", 4), ("2g.20gb", 3), ("3g.40gb", 2), ("4g.40gb", 1), ("7g.80gb", 1)),
+            ),
+            # Ada and Ampere GA102 parts have no MIG (MIG user guide, "Supported GPUs").
+            Accelerator("l40s-48gb", "NVIDIA L40S", 48, "pcie"),
+            Accelerator("l4-24gb", "NVIDIA L4", 24, "pcie"),
+            Accelerator("a10g-24gb", "NVIDIA A10G", 24, "pcie"),
+        )
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceType:
+    name: str
+    accelerator: str
+    gpus: int
+    vcpus: int
+    memory_gib: int
+    efa: bool
+    network_cards: int
+    interconnect: str  # nvswitch | pcie
+    nvme_gb: int  # total local instance-store NVMe, 0 when none
+    efa_only_interfaces: bool  # secondary network cards can be EFA-only (no IP) interfaces
+
+    @property
+    def efa_interfaces(self) -> int:
+        """EFA interfaces a launch template attaches: one per network card (AWS EFA user guide,
+        "Maximize network bandwidth on accelerated instances")."""
+        return self.network_cards if self.efa else 0
+
+
+def _it(name, acc, gpus, vcpus, mem, efa, cards, ic, nvme, efa_only=False) -> InstanceType:
+    return InstanceType(name, acc, gpus, vcpus, mem, efa, cards, ic, nvme, efa_only)
+
+
+# EC2 accelerated computing instances: AWS "Amazon EC2 instance types - Accelerated computing"
+# specifications (docs.aws.amazon.com/ec2/latest/instancetypes/ac.html) for GPUs, vCPUs, memory,
+# instance store and network cards; EFA support from the EFA user guide's "Supported instance types".
+INSTANCE_TYPES: Mapping[str, InstanceType] = MappingProxyType(
+    {
+        t.name: t
+        for t in (
+            # P5 family: 8 GPUs on NVSwitch, 3200 Gbps EFA across 32 (p5/p5e) or 16 (p5en) cards.
+            _it("p5.48xlarge", "h100-80gb", 8, 192, 2048, True, 32, "nvswitch", 8 * 3840, True),
+            _it("p5e.48xlarge", "h200-141gb", 8, 192, 2048, True, 32, "nvswitch", 8 * 3840, True),
+            _it("p5en.48xlarge", "h200-141gb", 8, 192, 2048, True, 16, "nvswitch", 8 * 3840, True),
+            # P6-B200: 8 B200 on NVSwitch (NVLink 5), 3200 Gbps EFAv4 over 8 cards.
+            _it("p6-b200.48xlarge", "b200-180gb", 8, 192, 2048, True, 8, "nvswitch", 8 * 3840, True),
+            # P4d/P4de: 8 A100 on NVSwitch, 400 Gbps EFA over 4 cards.
+            _it("p4d.24xlarge", "a100-40gb", 8, 96, 1152, True, 4, "nvswitch", 8 * 1000, True),
+            _it("p4de.24xlarge", "a100-80gb", 8, 96, 1152, True, 4, "nvswitch", 8 * 1000, True),
+            # G6e: L40S on PCIe; EFA from 8xlarge up.
+            _it("g6e.xlarge", "l40s-48gb", 1, 4, 32, False, 1, "pcie", 250),
+            _it("g6e.2xlarge", "l40s-48gb", 1, 8, 64, False, 1, "pcie", 450),
+            _it("g6e.4xlarge", "l40s-48gb", 1, 16, 128, False, 1, "pcie", 600),
+            _it("g6e.8xlarge", "l40s-48gb", 1, 32, 256, True, 1, "pcie", 900),
+            _it("g6e.12xlarge", "l40s-48gb", 4, 48, 384, True, 1, "pcie", 3800),
+            _it("g6e.16xlarge", "l40s-48gb", 1, 64, 512, True, 1, "pcie", 1900),
+            _it("g6e.24xlarge", "l40s-48gb", 4, 96, 768, True, 2, "pcie", 3800),
+            _it("g6e.48xlarge", "l40s-48gb", 8, 192, 1536, True, 4, "pcie", 7600),
+            # G6: L4 on PCIe; EFA from 8xlarge up.
+            _it("g6.xlarge", "l4-24gb", 1, 4, 16, False, 1, "pcie", 250),
+            _it("g6.2xlarge", "l4-24gb", 1, 8, 32, False, 1, "pcie", 450),
+            _it("g6.4xlarge", "l4-24gb", 1, 16, 64, False, 1, "pcie", 600),
+            _it("g6.8xlarge", "l4-24gb", 1, 32, 128, True, 1, "pcie", 900),
+            _it("g6.12xlarge", "l4-24gb", 4, 48, 192, True, 1, "pcie", 3760),
+            _it("g6.16xlarge", "l4-24gb", 1, 64, 256, True, 1, "pcie", 1880),
+            _it("g6.24xlarge", "l4-24gb", 4, 96, 384, True, 1, "pcie", 3760),
+            _it("g6.48xlarge", "l4-24gb", 8, 192, 768, True, 1, "pcie", 7520),
+            # G5: A10G on PCIe; EFA from 8xlarge up.
+            _it("g5.xlarge", "a10g-24gb", 1, 4, 16, False, 1, "pcie", 250),
+            _it("g5.2xlarge", "a10g-24gb", 1, 8, 32, False, 1, "pcie", 450),
+            _it("g5.4xlarge", "a10g-24gb", 1, 16, 64, False, 1, "pcie", 600),
+            _it("g5.8xlarge", "a10g-24gb", 1, 32, 128, True, 1, "pcie", 900),
+            _it("g5.12xlarge", "a10g-24gb", 4, 48, 192, True, 1, "pcie", 3800),
+            _it("g5.16xlarge", "a10g-24gb", 1, 64, 256, True, 1, "pcie", 1900),
+            _it("g5.24xlarge", "a10g-24gb", 4, 96, 384, True, 1, "pcie", 3800),
+            _it("g5.48xlarge", "a10g-24gb", 8, 192, 768, True, 1, "pcie", 7600),
+        )
+    }
+)
+
+# On-demand hourly list prices, USD, us-east-1, Linux (AWS EC2 On-Demand Pricing page; P4/P5 after the
+# June 2025 price reduction). Estimates only: a stack's `pricing:` map overrides any entry.
+ON_DEMAND_USD_PER_HOUR: Mapping[str, float] = MappingProxyType(
+    {
+        "p5.48xlarge": 55.04,
+        "p5e.48xlarge": 63.30,
+        "p5en.48xlarge": 63.30,
+        "p6-b200.48xlarge": 113.93,
+        "p4d.24xlarge": 21.96,
+        "p4de.24xlarge": 27.45,
+        "g6e.xlarge": 1.861,
+        "g6e.2xlarge": 2.242,
+        "g6e.4xlarge": 3.004,
+        "g6e.8xlarge": 4.529,
+        "g6e.12xlarge": 10.493,
+        "g6e.16xlarge": 7.577,
+        "g6e.24xlarge": 15.066,
+        "g6e.48xlarge": 30.131,
+        "g6.xlarge": 0.805,
+        "g6.2xlarge": 0.978,
+        "g6.4xlarge": 1.323,
+        "g6.8xlarge": 2.014,
+        "g6.12xlarge": 4.602,
+        "g6.16xlarge": 3.397,
+        "g6.24xlarge": 6.675,
+        "g6.48xlarge": 13.35,
+        "g5.xlarge": 1.006,
+        "g5.2xlarge": 1.212,
+        "g5.4xlarge": 1.624,
+        "g5.8xlarge": 2.448,
+        "g5.12xlarge": 5.672,
+        "g5.16xlarge": 4.096,
+        "g5.24xlarge": 8.144,
+        "g5.48xlarge": 16.288,
+    }
+)
+
+
+def instance_types_for(accelerator: str) -> list[str]:
+    return sorted(n for n, t in INSTANCE_TYPES.items() if t.accelerator == accelerator)

@@ -1,0 +1,150 @@
+"""Every label key, taint, annotation and name format of the platform, spelled once.
+
+Node labels become Kueue flavor selectors, quota dimensions, AWS cost tags and DCGM metric labels, so a
+key spelled twice would drift. Components, the CLI, tests and the policy pack all import from here.
+"""
+
+from __future__ import annotations
+
+import re
+
+PREFIX = "gpu-platform.io"
+
+# Node pool labels (on every node of a pool; the ResourceFlavor selects on all of them).
+POOL = f"{PREFIX}/pool"
+ACCELERATOR = f"{PREFIX}/accelerator"
+TOPOLOGY = f"{PREFIX}/topology"
+FABRIC = f"{PREFIX}/fabric"
+WORKLOAD = f"{PREFIX}/workload"
+SHARING = f"{PREFIX}/sharing"
+POOL_LABEL_KEYS: tuple[str, ...] = (POOL, ACCELERATOR, TOPOLOGY, FABRIC, WORKLOAD, SHARING)
+
+# Tenant labels (namespaces, and the pod labels DCGM exports so GPU metrics carry the team).
+TEAM = f"{PREFIX}/team"
+COST_CENTER = f"{PREFIX}/cost-center"
+ENVIRONMENT = f"{PREFIX}/environment"
+TENANT_NAMESPACE_LABEL_KEYS: tuple[str, ...] = (TEAM, COST_CENTER, ENVIRONMENT)
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGED_BY_VALUE = "gpu-platform"
+PART_OF = "app.kubernetes.io/part-of"
+COMPONENT = "app.kubernetes.io/component"
+
+# GPU Operator node labels that select a pool's MIG layout and device-plugin (time-slicing) config.
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+
+# Kueue.
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
+LOCAL_QUEUE_NAME = "default"
+
+# Resource names the device plugin advertises.
+GPU_RESOURCE = "nvidia.com/gpu"
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+SHARED_GPU_RESOURCE = "nvidia.com/gpu.shared"  # time-slicing with renameByDefault: true
+
+
+def mig_resource(profile: str) -> str:
+    return f"{MIG_RESOURCE_PREFIX}{profile}"
+
+
+def is_gpu_resource(name: str) -> bool:
+    """True for every resource name that consumes a pool's GPUs (whole, MIG slice or shared replica)."""
+    return name in (GPU_RESOURCE, SHARED_GPU_RESOURCE) or name.startswith(MIG_RESOURCE_PREFIX)
+
+
+# Taints. Every GPU node carries the GPU taint; the workload taint keeps training and inference apart.
+GPU_TAINT_KEY = GPU_RESOURCE
+GPU_TAINT_VALUE = "present"
+WORKLOAD_TAINT_KEY = WORKLOAD
+TAINT_EFFECT = "NoSchedule"
+
+# Pod Security admission.
+PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
+PSA_ENFORCE_VERSION = "pod-security.kubernetes.io/enforce-version"
+PSA_WARN = "pod-security.kubernetes.io/warn"
+PSA_WARN_VERSION = "pod-security.kubernetes.io/warn-version"
+PSA_AUDIT = "pod-security.kubernetes.io/audit"
+PSA_AUDIT_VERSION = "pod-security.kubernetes.io/audit-version"
+PSA_LEVELS: tuple[str, ...] = ("privileged", "baseline", "restricted")
+TENANT_PSA_LEVELS: tuple[str, ...] = ("baseline", "restricted")
+
+# Platform namespaces.
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+KUEUE_NAMESPACE = "kueue-system"
+MONITORING_NAMESPACE = "monitoring"
+PLATFORM_NAMESPACES: tuple[str, ...] = (GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE, MONITORING_NAMESPACE)
+# Namespaces a tenant may never claim: Kubernetes' own plus the platform's.
+RESERVED_NAMESPACES: tuple[str, ...] = (
+    "default", "kube-system", "kube-public", "kube-node-lease", *PLATFORM_NAMESPACES,
+)
+
+# Grafana's dashboard sidecar picks up ConfigMaps with this label.
+GRAFANA_DASHBOARD_LABEL = "grafana_dashboard"
+
+# Names.
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+MAX_LABEL_LENGTH = 63
+
+
+def topology_value(gpus: int, form_factor: str, interconnect: str) -> str:
+    """`8gpu-sxm-nvlink`, `4gpu-pcie`: how many GPUs a node has and how they talk to each other."""
+    if interconnect == "nvswitch":
+        return f"{gpus}gpu-{form_factor}-nvlink"
+    return f"{gpus}gpu-{form_factor}"
+
+
+def sharing_value(mode: str, profile: str | None = None, replicas: int | None = None) -> str:
+    if mode == "mig":
+        return f"mig-{profile}"
+    if mode == "time-slicing":
+        return f"time-sliced-{replicas}"
+    return "full-gpu"
+
+
+def mig_config_name(profile: str) -> str:
+    """mig-parted config name that partitions every GPU of a node into `profile` slices."""
+    return f"all-{profile}"
+
+
+def device_plugin_config_name(pool: str) -> str:
+    return f"pool-{pool}"
+
+
+DEFAULT_DEVICE_PLUGIN_CONFIG = "full-gpu"
+
+
+def flavor_name(pool: str) -> str:
+    return pool
+
+
+# One Kueue Topology for every EFA or NVLink pool: AWS's network-node layers, then the host.
+# (EC2 instance topology labels: docs.aws.amazon.com/eks "topology.k8s.aws/network-node-layer-N".)
+TOPOLOGY_NAME = "aws-network"
+TOPOLOGY_LEVELS: tuple[str, ...] = (
+    "topology.k8s.aws/network-node-layer-1",
+    "topology.k8s.aws/network-node-layer-2",
+    "topology.k8s.aws/network-node-layer-3",
+    "kubernetes.io/hostname",
+)
+
+
+def cluster_queue_name(team: str) -> str:
+    return team
+
+
+def node_group_name(cluster: str, pool: str) -> str:
+    return f"{cluster}-{pool}"
+
+
+def workload_taint_value(workload: str) -> str:
+    return workload
+
+
+# AWS tags: the pool labels become cost-allocation tags under the same keys.
+TAG_PLATFORM = f"{PREFIX}/platform"
+TAG_ENVIRONMENT = ENVIRONMENT
+TAG_CLUSTER = f"{PREFIX}/cluster"

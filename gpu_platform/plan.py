@@ -1,0 +1,391 @@
+"""The derived plan: every number and name the components need, computed once from a validated spec.
+
+Components translate a Plan into resources and never re-derive a quota, a label or a price, so the
+CLI's `plan` output, the rendered resources and the policy pack always agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from . import catalog, conventions as cv
+from .spec import Platform, Pool, Team, pool_units_per_gpu
+
+# Per-node resources that pods cannot have: kubelet's kube-reserved (the EKS AMI formula: 6% of the
+# first core, 1% of the second, 0.5% of the next two, 0.25% of the rest; 255 MiB + 11 MiB per pod),
+# the 100 MiB hard eviction threshold, and the platform's daemonsets (GPU Operator operands, DCGM
+# exporter, CNI, EFA device plugin) which we budget at 1 vCPU and 2 GiB.
+MAX_PODS_PER_NODE = 110
+DAEMONSET_CPU_MILLIS = 1000
+DAEMONSET_MEMORY_MIB = 2048
+EVICTION_MEMORY_MIB = 100
+
+
+def reserved_cpu_millis(vcpus: int) -> int:
+    cores = [60, 10, 5, 5] + [2.5] * max(0, vcpus - 4)
+    return int(sum(cores[:vcpus])) + DAEMONSET_CPU_MILLIS
+
+
+def reserved_memory_mib() -> int:
+    return 255 + 11 * MAX_PODS_PER_NODE + EVICTION_MEMORY_MIB + DAEMONSET_MEMORY_MIB
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str = cv.TAINT_EFFECT
+
+    def to_k8s(self) -> dict[str, str]:
+        return {"key": self.key, "value": self.value, "effect": self.effect}
+
+    def toleration(self) -> dict[str, str]:
+        return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
+
+
+@dataclass(frozen=True, slots=True)
+class PoolPlan:
+    name: str
+    accelerator: str
+    instance_type: str
+    fabric: str
+    workload: str
+    sharing_mode: str
+    mig_profile: str | None
+    replicas: int | None
+    gpus_per_node: int
+    units_per_gpu: int
+    units_per_node: int
+    resource_name: str
+    min_nodes: int
+    max_nodes: int
+    desired_nodes: int
+    capacity_units: int
+    capacity_gpus: int
+    cpu_millis_per_unit: int
+    memory_mib_per_unit: int
+    labels: Mapping[str, str]
+    node_labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    flavor: str
+    topology: str | None
+    mig_config: str | None
+    device_plugin_config: str | None
+    capacity_type: str
+    reservation_id: str | None
+    availability_zone: str | None
+    placement_group: bool
+    efa_interfaces: int
+    efa_only_interfaces: bool
+    nvme_gb: int
+    ami_type: str
+    root_volume_gib: int
+    usd_per_node_hour: float
+
+    @property
+    def usd_per_hour_max(self) -> float:
+        return round(self.max_nodes * self.usd_per_node_hour, 2)
+
+    @property
+    def tolerations(self) -> list[dict[str, str]]:
+        return [t.toleration() for t in self.taints]
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaPlan:
+    """A team's share of one pool, in the pool's units, with the CPU and memory that go with it."""
+
+    pool: str
+    flavor: str
+    resource_name: str
+    nominal: int
+    borrowing: int | None
+    lending: int | None
+    cpu_millis_per_unit: int
+    memory_mib_per_unit: int
+
+    def cpu(self, units: int | None) -> str | None:
+        return None if units is None else f"{units * self.cpu_millis_per_unit}m"
+
+    def memory(self, units: int | None) -> str | None:
+        return None if units is None else f"{units * self.memory_mib_per_unit}Mi"
+
+
+@dataclass(frozen=True, slots=True)
+class EgressPlan:
+    cidr: str
+    ports: tuple[int, ...]
+    protocol: str
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionPlan:
+    reclaim_within_cohort: str
+    borrow_within_cohort: str
+    within_cluster_queue: str
+
+
+@dataclass(frozen=True, slots=True)
+class TeamPlan:
+    name: str
+    namespaces: tuple[str, ...]
+    cost_center: str
+    cohort: str | None
+    admin_groups: tuple[str, ...]
+    member_groups: tuple[str, ...]
+    viewer_groups: tuple[str, ...]
+    pod_security: str
+    quotas: tuple[QuotaPlan, ...]
+    preemption: PreemptionPlan
+    fair_sharing_weight: float
+    egress: tuple[EgressPlan, ...]
+    cluster_queue: str
+    namespace_labels: Mapping[str, str]
+    namespace_quota: Mapping[str, str]
+    usd_per_hour_nominal: float
+
+
+@dataclass(frozen=True, slots=True)
+class CohortPlan:
+    name: str
+    parent: str | None
+    fair_sharing_weight: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityPlan:
+    name: str
+    value: int
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterPlan:
+    name: str
+    provider: str
+    kubernetes_version: str
+    subnet_ids: tuple[str, ...]
+    create: bool
+    node_role_arn: str | None
+    platform_admins: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    environment: str
+    region: str | None
+    cluster: ClusterPlan
+    pools: tuple[PoolPlan, ...]
+    teams: tuple[TeamPlan, ...]
+    cohorts: tuple[CohortPlan, ...]
+    priorities: tuple[PriorityPlan, ...]
+    mig_strategy: str
+    spec: Platform = field(repr=False)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def pools_by_name(self) -> dict[str, PoolPlan]:
+        return {p.name: p for p in self.pools}
+
+    @property
+    def gpu_resource_names(self) -> tuple[str, ...]:
+        """Every schedulable GPU resource name the pools advertise, in a stable order."""
+        return tuple(sorted({p.resource_name for p in self.pools}))
+
+    @property
+    def psa_version(self) -> str:
+        return f"v{self.cluster.kubernetes_version}"
+
+    def allocated_units(self, pool: str) -> int:
+        return sum(q.nominal for t in self.teams for q in t.quotas if q.pool == pool)
+
+
+def _resource_name(pool: Pool) -> str:
+    if pool.sharing.mode == "mig":
+        return cv.mig_resource(pool.sharing.profile)
+    if pool.sharing.mode == "time-slicing":
+        return cv.SHARED_GPU_RESOURCE
+    return cv.GPU_RESOURCE
+
+
+def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
+    it = catalog.INSTANCE_TYPES[pool.instanceType]
+    acc = catalog.ACCELERATORS[pool.accelerator]
+    units_per_gpu = pool_units_per_gpu(pool)
+    units_per_node = it.gpus * units_per_gpu
+    labels = {
+        cv.POOL: pool.name,
+        cv.ACCELERATOR: pool.accelerator,
+        cv.TOPOLOGY: cv.topology_value(it.gpus, acc.form_factor, it.interconnect),
+        cv.FABRIC: pool.fabric,
+        cv.WORKLOAD: pool.workload,
+        cv.SHARING: cv.sharing_value(pool.sharing.mode, pool.sharing.profile, pool.sharing.replicas),
+    }
+    node_labels = dict(labels)
+    mig_config = dp_config = None
+    if pool.sharing.mode == "mig":
+        mig_config = cv.mig_config_name(pool.sharing.profile)
+        node_labels[cv.MIG_CONFIG_LABEL] = mig_config
+    elif pool.sharing.mode == "time-slicing":
+        dp_config = cv.device_plugin_config_name(pool.name)
+        node_labels[cv.DEVICE_PLUGIN_CONFIG_LABEL] = dp_config
+    taints = (
+        Taint(cv.GPU_TAINT_KEY, cv.GPU_TAINT_VALUE),
+        Taint(cv.WORKLOAD_TAINT_KEY, cv.workload_taint_value(pool.workload)),
+    )
+    cap = pool.capacity
+    efa = pool.fabric == "efa"
+    in_reservation = cap.type in ("capacity-block", "capacity-reservation")
+    placement = pool.placementGroup if pool.placementGroup is not None else (efa and not in_reservation)
+    return PoolPlan(
+        name=pool.name,
+        accelerator=pool.accelerator,
+        instance_type=pool.instanceType,
+        fabric=pool.fabric,
+        workload=pool.workload,
+        sharing_mode=pool.sharing.mode,
+        mig_profile=pool.sharing.profile,
+        replicas=pool.sharing.replicas,
+        gpus_per_node=it.gpus,
+        units_per_gpu=units_per_gpu,
+        units_per_node=units_per_node,
+        resource_name=_resource_name(pool),
+        min_nodes=cap.min,
+        max_nodes=cap.max,
+        desired_nodes=cap.desired if cap.desired is not None else cap.min,
+        capacity_units=cap.max * units_per_node,
+        capacity_gpus=cap.max * it.gpus,
+        cpu_millis_per_unit=(it.vcpus * 1000 - reserved_cpu_millis(it.vcpus)) // units_per_node,
+        memory_mib_per_unit=(it.memory_gib * 1024 - reserved_memory_mib()) // units_per_node,
+        labels=labels,
+        node_labels=node_labels,
+        taints=taints,
+        flavor=cv.flavor_name(pool.name),
+        topology=cv.TOPOLOGY_NAME if efa or it.interconnect == "nvswitch" else None,
+        mig_config=mig_config,
+        device_plugin_config=dp_config,
+        capacity_type=cap.type,
+        reservation_id=cap.reservationId,
+        availability_zone=pool.availabilityZone,
+        placement_group=bool(placement and efa),
+        efa_interfaces=it.efa_interfaces if efa else 0,
+        efa_only_interfaces=it.efa_only_interfaces,
+        nvme_gb=it.nvme_gb,
+        ami_type=pool.amiType,
+        root_volume_gib=pool.rootVolumeGiB,
+        usd_per_node_hour=pricing.get(pool.instanceType, catalog.ON_DEMAND_USD_PER_HOUR[pool.instanceType]),
+    )
+
+
+def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan]) -> TeamPlan:
+    quotas = []
+    cost = 0.0
+    # Namespace caps: what the team can hold at once = nominal + what it may borrow (bounded by the pool).
+    caps: dict[str, int] = {}
+    cpu_millis = 0
+    memory_mib = 0
+    for pool_name, q in sorted(team.quotas.items()):
+        pp = pools[pool_name]
+        quotas.append(QuotaPlan(
+            pool=pool_name,
+            flavor=pp.flavor,
+            resource_name=pp.resource_name,
+            nominal=q.gpus,
+            borrowing=q.borrowingLimit,
+            lending=q.lendingLimit,
+            cpu_millis_per_unit=pp.cpu_millis_per_unit,
+            memory_mib_per_unit=pp.memory_mib_per_unit,
+        ))
+        if team.cohort is None:
+            ceiling = q.gpus
+        elif q.borrowingLimit is None:
+            ceiling = pp.capacity_units
+        else:
+            ceiling = min(pp.capacity_units, q.gpus + q.borrowingLimit)
+        caps[pp.resource_name] = caps.get(pp.resource_name, 0) + ceiling
+        cpu_millis += ceiling * pp.cpu_millis_per_unit
+        memory_mib += ceiling * pp.memory_mib_per_unit
+        cost += q.gpus / pp.units_per_node * pp.usd_per_node_hour
+    lim = team.limits
+    hard = {f"requests.{name}": str(units) for name, units in sorted(caps.items())}
+    hard.update({
+        "requests.cpu": f"{cpu_millis + lim.cpu * 1000}m",
+        "requests.memory": f"{memory_mib + lim.memoryGiB * 1024}Mi",
+        "pods": str(lim.pods),
+        "persistentvolumeclaims": str(lim.persistentVolumeClaims),
+        "requests.storage": lim.storage,
+    })
+    pre = team.preemption or spec.defaultPreemption
+    return TeamPlan(
+        name=team.name,
+        namespaces=tuple(team.namespace_names),
+        cost_center=team.costCenter,
+        cohort=team.cohort,
+        admin_groups=tuple(team.groups.admin),
+        member_groups=tuple(team.groups.member),
+        viewer_groups=tuple(team.groups.viewer),
+        pod_security=team.podSecurity,
+        quotas=tuple(quotas),
+        preemption=PreemptionPlan(pre.reclaimWithinCohort, pre.borrowWithinCohort, pre.withinClusterQueue),
+        fair_sharing_weight=team.fairSharingWeight,
+        egress=tuple(EgressPlan(e.cidr, tuple(e.ports), e.protocol) for e in team.egress),
+        cluster_queue=cv.cluster_queue_name(team.name),
+        namespace_labels={
+            cv.TEAM: team.name,
+            cv.COST_CENTER: team.costCenter,
+            cv.ENVIRONMENT: spec.environment,
+        },
+        namespace_quota=hard,
+        usd_per_hour_nominal=round(cost, 2),
+    )
+
+
+def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...]) -> tuple[str, ...]:
+    out = []
+    used = {q.pool: 0 for t in teams for q in t.quotas}
+    for t in teams:
+        for q in t.quotas:
+            used[q.pool] += q.nominal
+        if not t.quotas:
+            out.append(f"team {t.name!r} has no quota on any pool: its jobs can never be admitted")
+    for p in pools:
+        if p.name not in used:
+            out.append(f"pool {p.name!r} has no team quota: nobody can schedule on it")
+        elif p.capacity_units and used[p.name] < p.capacity_units // 2:
+            out.append(
+                f"pool {p.name!r} is under half allocated ({used[p.name]}/{p.capacity_units} {p.resource_name}): "
+                "idle capacity or max set too high"
+            )
+        if p.min_nodes and p.name not in used:
+            out.append(f"pool {p.name!r} keeps {p.min_nodes} nodes running with no quota on them")
+    return tuple(out)
+
+
+def build_plan(spec: Platform, region: str | None = None) -> Plan:
+    pools = tuple(_plan_pool(p, spec.pricing) for p in spec.pools)
+    by_name = {p.name: p for p in pools}
+    teams = tuple(_plan_team(t, spec, by_name) for t in spec.teams)
+    c = spec.cluster
+    return Plan(
+        environment=spec.environment,
+        region=region,
+        cluster=ClusterPlan(
+            name=c.name,
+            provider=c.provider,
+            kubernetes_version=c.kubernetesVersion,
+            subnet_ids=tuple(c.subnetIds),
+            create=c.create,
+            node_role_arn=c.nodeRoleArn,
+            platform_admins=tuple(c.platformAdmins),
+        ),
+        pools=pools,
+        teams=teams,
+        cohorts=tuple(CohortPlan(x.name, x.parent, x.fairSharingWeight) for x in spec.cohorts),
+        priorities=tuple(PriorityPlan(p.name, p.value, p.description) for p in spec.priorities),
+        # MIG slices keep their own resource names only under the mixed strategy; `single` would
+        # advertise them as nvidia.com/gpu and break the Kueue flavors' resource names.
+        mig_strategy="mixed" if any(p.sharing_mode == "mig" for p in pools) else "single",
+        spec=spec,
+        warnings=_warnings(pools, teams),
+    )

@@ -1,0 +1,637 @@
+"""The config contract (`gpu-platform:platform` in Pulumi.<stack>.yaml) as strict pydantic models.
+
+Validation is all-or-nothing and happens before any resource is registered: `load_platform` either
+returns a fully checked `Platform` or raises `SpecError` listing every problem with its config path
+(`teams[2].quotas.h100-train.gpus`), the offending value and what would be valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from . import catalog, conventions as cv
+
+CONFIG_KEY = "gpu-platform:platform"
+
+Environment = Literal["local", "dev", "staging", "prod"]
+Provider = Literal["eks", "existing"]
+Fabric = Literal["efa", "ethernet"]
+Workload = Literal["training", "inference", "batch", "interactive"]
+SharingMode = Literal["full", "mig", "time-slicing"]
+CapacityType = Literal["on-demand", "spot", "capacity-reservation", "capacity-block"]
+PodSecurity = Literal["baseline", "restricted"]
+AmiType = Literal["AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA"]
+PreemptionPolicy = Literal["Never", "LowerPriority", "Any", "LowerOrNewerEqualPriority"]
+
+
+def _dns_label(value: str) -> str:
+    if len(value) > cv.MAX_LABEL_LENGTH or not cv.DNS1123_LABEL.match(value):
+        raise ValueError(
+            f"{value!r} is not a DNS-1123 label: use lowercase letters, digits and '-', "
+            f"start and end with a letter or digit, at most {cv.MAX_LABEL_LENGTH} characters"
+        )
+    return value
+
+
+def _label_value(value: str) -> str:
+    if len(value) > cv.MAX_LABEL_LENGTH or not cv.LABEL_VALUE.match(value):
+        raise ValueError(
+            f"{value!r} is not a valid label value: at most {cv.MAX_LABEL_LENGTH} characters of "
+            "letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+        )
+    return value
+
+
+class Strict(BaseModel):
+    """Unknown fields are errors (a typo must not silently become a default); fields are camelCase."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=False, frozen=True, strict=False)
+
+
+class AddonGpuOperator(Strict):
+    install: bool = True
+    version: str = "v26.7.0"
+    # On EKS NVIDIA AMIs the driver and container toolkit ship in the image; elsewhere they may not.
+    driver: bool = False
+    toolkit: bool = False
+
+
+class AddonKueue(Strict):
+    install: bool = True
+    version: str = "0.19.2"
+    integrations: list[str] = Field(
+        default_factory=lambda: [
+            "batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob",
+            "ray.io/rayjob", "ray.io/raycluster", "pod", "deployment",
+        ]
+    )
+
+
+class AddonMonitoring(Strict):
+    install: bool = True
+    # Prometheus Operator's serviceMonitorSelector label value, so our monitors are picked up.
+    prometheusRelease: str = "kube-prometheus-stack"
+
+
+class Addons(Strict):
+    gpuOperator: AddonGpuOperator = Field(default_factory=AddonGpuOperator)
+    kueue: AddonKueue = Field(default_factory=AddonKueue)
+    monitoring: AddonMonitoring = Field(default_factory=AddonMonitoring)
+
+
+class Cluster(Strict):
+    name: str
+    provider: Provider
+    kubernetesVersion: str = "1.33"
+    subnetIds: list[str] = Field(default_factory=list)
+    # eks: create the control plane here (true) or attach node groups to an existing cluster (false).
+    create: bool = False
+    # eks: an existing node IAM role instead of one made here.
+    nodeRoleArn: str | None = None
+    # Groups (Kubernetes RBAC subjects) that administer queues, flavors and cohorts.
+    platformAdmins: list[str] = Field(default_factory=lambda: ["platform-admins"])
+
+    _name = field_validator("name")(lambda v: _dns_label(v))
+
+    @field_validator("kubernetesVersion")
+    @classmethod
+    def _k8s_version(cls, v: str) -> str:
+        parts = v.split(".")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            raise ValueError(f"{v!r} is not a Kubernetes minor version such as \"1.33\"")
+        return v
+
+
+class Sharing(Strict):
+    mode: SharingMode = "full"
+    profile: str | None = None
+    replicas: int | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> "Sharing":
+        if self.mode == "mig":
+            if not self.profile:
+                raise ValueError("mode 'mig' needs a profile, e.g. {mode: mig, profile: 1g.10gb}")
+            if self.replicas is not None:
+                raise ValueError("replicas is only valid with mode 'time-slicing'")
+        elif self.mode == "time-slicing":
+            if self.replicas is None or self.replicas < 2:
+                raise ValueError(
+                    f"time-slicing needs replicas >= 2 (got {self.replicas}); use {{mode: full}} for whole GPUs"
+                )
+            if self.profile is not None:
+                raise ValueError("profile is only valid with mode 'mig'")
+        elif self.profile is not None or self.replicas is not None:
+            raise ValueError("mode 'full' takes neither profile nor replicas")
+        return self
+
+
+class Capacity(Strict):
+    type: CapacityType = "on-demand"
+    reservationId: str | None = None
+    min: int = Field(default=0, ge=0)
+    max: int = Field(ge=0)
+    desired: int | None = Field(default=None, ge=0)
+
+    @field_validator("reservationId")
+    @classmethod
+    def _reservation(cls, v: str | None) -> str | None:
+        if v is not None and not (v.startswith("cr-") and len(v) == 20 and all(c in "0123456789abcdef" for c in v[3:])):
+            raise ValueError(f"{v!r} is not a capacity reservation id (cr- followed by 17 hex digits)")
+        return v
+
+
+class Pool(Strict):
+    name: str
+    accelerator: str
+    instanceType: str
+    fabric: Fabric = "ethernet"
+    workload: Workload
+    sharing: Sharing = Field(default_factory=Sharing)
+    capacity: Capacity
+    availabilityZone: str | None = None
+    # EFA pools get a cluster placement group unless switched off (it conflicts with capacity blocks
+    # and reservations not made inside it).
+    placementGroup: bool | None = None
+    amiType: AmiType = "AL2023_x86_64_NVIDIA"
+    rootVolumeGiB: int = Field(default=200, ge=20, le=16384)
+
+    _name = field_validator("name")(lambda v: _dns_label(v))
+
+    @field_validator("accelerator")
+    @classmethod
+    def _accelerator(cls, v: str) -> str:
+        if v not in catalog.ACCELERATORS:
+            raise ValueError(f"unknown accelerator {v!r}; valid: {', '.join(sorted(catalog.ACCELERATORS))}")
+        return v
+
+    @field_validator("instanceType")
+    @classmethod
+    def _instance_type(cls, v: str) -> str:
+        if v not in catalog.INSTANCE_TYPES:
+            raise ValueError(f"unknown instance type {v!r}; valid: {', '.join(sorted(catalog.INSTANCE_TYPES))}")
+        return v
+
+
+class Cohort(Strict):
+    name: str
+    parent: str | None = None
+    # Kueue fair-sharing weight of this cohort among its siblings.
+    fairSharingWeight: float | None = Field(default=None, ge=0)
+
+    _name = field_validator("name")(lambda v: _dns_label(v))
+
+
+class Groups(Strict):
+    admin: list[str] = Field(default_factory=list)
+    member: list[str] = Field(default_factory=list)
+    viewer: list[str] = Field(default_factory=list)
+
+
+class Quota(Strict):
+    """Per pool; `gpus` counts the pool's schedulable units: whole GPUs, MIG slices or replicas."""
+
+    gpus: int = Field(ge=0)
+    borrowingLimit: int | None = Field(default=None, ge=0)
+    lendingLimit: int | None = Field(default=None, ge=0)
+
+
+class Preemption(Strict):
+    reclaimWithinCohort: PreemptionPolicy = "Any"
+    borrowWithinCohort: Literal["Never", "LowerPriority"] = "LowerPriority"
+    withinClusterQueue: PreemptionPolicy = "LowerPriority"
+
+
+class Egress(Strict):
+    """An allowed egress destination beyond DNS and the namespace itself (object storage, registries)."""
+
+    cidr: str
+    ports: list[int] = Field(default_factory=lambda: [443])
+    protocol: Literal["TCP", "UDP"] = "TCP"
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, v: str) -> str:
+        import ipaddress
+
+        try:
+            ipaddress.ip_network(v, strict=False)
+        except ValueError:
+            raise ValueError(f"{v!r} is not a CIDR such as 10.0.0.0/16") from None
+        return v
+
+    @field_validator("ports")
+    @classmethod
+    def _ports(cls, v: list[int]) -> list[int]:
+        bad = [p for p in v if not 1 <= p <= 65535]
+        if bad:
+            raise ValueError(f"ports {bad} are outside 1-65535")
+        return v
+
+
+class NamespaceLimits(Strict):
+    """Namespace caps beyond what the GPU quotas imply (CPU and memory for pods without GPUs)."""
+
+    cpu: int = Field(default=4, ge=0)
+    memoryGiB: int = Field(default=16, ge=0)
+    pods: int = Field(default=200, ge=1)
+    persistentVolumeClaims: int = Field(default=50, ge=0)
+    storage: str = "2Ti"
+
+
+class Team(Strict):
+    name: str
+    costCenter: str
+    cohort: str | None = None
+    groups: Groups = Field(default_factory=Groups)
+    quotas: dict[str, Quota] = Field(default_factory=dict)
+    podSecurity: PodSecurity = "baseline"
+    # Namespaces the team owns; its name when omitted.
+    namespaces: list[str] | None = None
+    preemption: Preemption | None = None
+    fairSharingWeight: float = Field(default=1.0, ge=0)
+    egress: list[Egress] = Field(default_factory=list)
+    limits: NamespaceLimits = Field(default_factory=NamespaceLimits)
+
+    _name = field_validator("name")(lambda v: _dns_label(v))
+    _cc = field_validator("costCenter")(lambda v: _label_value(v))
+
+    @field_validator("namespaces")
+    @classmethod
+    def _namespaces(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None:
+            if not v:
+                raise ValueError("namespaces must not be empty; omit it to use the team name")
+            for ns in v:
+                _dns_label(ns)
+        return v
+
+    @property
+    def namespace_names(self) -> list[str]:
+        return list(self.namespaces) if self.namespaces else [self.name]
+
+
+class Priority(Strict):
+    name: str
+    value: int
+    description: str = ""
+
+    _name = field_validator("name")(lambda v: _dns_label(v))
+
+
+def _default_priorities() -> list[Priority]:
+    return [
+        Priority(name="system-critical", value=1000000, description="Platform components."),
+        Priority(name="production-inference", value=10000, description="Serving production traffic."),
+        Priority(name="training", value=1000, description="Scheduled training runs."),
+        Priority(name="research", value=500, description="Experiments that may be preempted."),
+        Priority(name="development", value=100, description="Interactive and development work."),
+    ]
+
+
+class MultiKueueWorker(Strict):
+    name: str
+    # Name of a Pulumi secret config key holding the worker's kubeconfig (never plaintext in the spec).
+    kubeconfigSecret: str
+
+    _name = field_validator("name")(lambda v: _dns_label(v))
+
+
+class MultiKueue(Strict):
+    workers: list[MultiKueueWorker] = Field(min_length=1)
+
+
+class Platform(Strict):
+    environment: Environment
+    cluster: Cluster
+    addons: Addons = Field(default_factory=Addons)
+    pools: list[Pool] = Field(min_length=1)
+    cohorts: list[Cohort] = Field(default_factory=list)
+    teams: list[Team] = Field(default_factory=list)
+    priorities: list[Priority] = Field(default_factory=_default_priorities)
+    defaultPreemption: Preemption = Field(default_factory=Preemption)
+    # Overrides of catalog.ON_DEMAND_USD_PER_HOUR, by instance type.
+    pricing: dict[str, float] = Field(default_factory=dict)
+    multiKueue: MultiKueue | None = None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Errors
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class SpecError(Exception):
+    """Every problem found in a config, each with its path. Raised instead of a partial result."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _fields_of(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str] | None:
+    """The valid field names of the model found at `loc` (for 'unknown field' errors)."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        info = current.model_fields.get(part)
+        if info is None:
+            return None
+        current = _model_in(info.annotation)
+        if current is None:
+            return None
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return None
+
+
+def _model_in(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _problems_from(err: ValidationError) -> list[Problem]:
+    problems = []
+    for e in err.errors(include_url=False):
+        loc = tuple(e["loc"])
+        if e["type"] == "extra_forbidden":
+            valid = _fields_of(Platform, loc[:-1])
+            hint = f"; valid fields here: {', '.join(valid)}" if valid else ""
+            problems.append(Problem(_path(loc), f"unknown field {loc[-1]!r}{hint}"))
+            continue
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] not in ("value_error", "missing") and "input" in e and not isinstance(e["input"], (dict, list)):
+            msg = f"{msg} (got {e['input']!r})"
+        if e["type"] == "missing":
+            msg = "required field is missing"
+        problems.append(Problem(_path(loc), msg))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------------
+# Cross-field checks: everything the models cannot see on their own.
+
+
+def pool_units_per_gpu(pool: Pool) -> int:
+    if pool.sharing.mode == "mig":
+        return catalog.ACCELERATORS[pool.accelerator].mig_profiles[pool.sharing.profile].slices_per_gpu
+    if pool.sharing.mode == "time-slicing":
+        return int(pool.sharing.replicas)
+    return 1
+
+
+def pool_capacity_units(pool: Pool) -> int:
+    return pool.capacity.max * catalog.INSTANCE_TYPES[pool.instanceType].gpus * pool_units_per_gpu(pool)
+
+
+def _check_pools(p: Platform, region: str | None) -> list[Problem]:
+    out: list[Problem] = []
+    seen: dict[str, int] = {}
+    for i, pool in enumerate(p.pools):
+        at = f"pools[{i}]"
+        if pool.name in seen:
+            out.append(Problem(f"{at}.name", f"duplicate pool name {pool.name!r} (also pools[{seen[pool.name]}])"))
+        seen.setdefault(pool.name, i)
+        acc = catalog.ACCELERATORS[pool.accelerator]
+        it = catalog.INSTANCE_TYPES[pool.instanceType]
+        if it.accelerator != pool.accelerator:
+            out.append(Problem(
+                f"{at}.instanceType",
+                f"{pool.instanceType!r} has {it.accelerator} GPUs, not {pool.accelerator}; instance types with "
+                f"{pool.accelerator}: {', '.join(catalog.instance_types_for(pool.accelerator))}",
+            ))
+        if pool.fabric == "efa" and not it.efa:
+            efa_types = [n for n in catalog.instance_types_for(pool.accelerator) if catalog.INSTANCE_TYPES[n].efa]
+            out.append(Problem(
+                f"{at}.fabric",
+                f"{pool.instanceType!r} does not support EFA; use fabric 'ethernet' or one of: "
+                f"{', '.join(efa_types) or 'none for this accelerator'}",
+            ))
+        if pool.sharing.mode == "mig":
+            if not acc.supports_mig:
+                with_mig = sorted(n for n, a in catalog.ACCELERATORS.items() if a.supports_mig)
+                out.append(Problem(
+                    f"{at}.sharing.mode",
+                    f"{pool.accelerator} does not support MIG; accelerators with MIG: {', '.join(with_mig)}",
+                ))
+            elif pool.sharing.profile not in acc.mig_profiles:
+                out.append(Problem(
+                    f"{at}.sharing.profile",
+                    f"{pool.accelerator} has no MIG profile {pool.sharing.profile!r}; valid: "
+                    f"{', '.join(acc.mig_profiles)}",
+                ))
+        cap = pool.capacity
+        if cap.min > cap.max:
+            out.append(Problem(f"{at}.capacity.min", f"min {cap.min} is greater than max {cap.max}"))
+        if cap.desired is not None and not cap.min <= cap.desired <= cap.max:
+            out.append(Problem(f"{at}.capacity.desired", f"desired {cap.desired} is outside min..max ({cap.min}..{cap.max})"))
+        if cap.type in ("capacity-block", "capacity-reservation") and not cap.reservationId:
+            out.append(Problem(f"{at}.capacity.reservationId", f"capacity type {cap.type!r} needs a reservationId (cr-...)"))
+        if cap.type in ("on-demand", "spot") and cap.reservationId:
+            out.append(Problem(
+                f"{at}.capacity.reservationId",
+                f"reservationId is only valid with capacity type 'capacity-reservation' or 'capacity-block', not {cap.type!r}",
+            ))
+        if cap.type == "capacity-block" and not pool.availabilityZone:
+            out.append(Problem(f"{at}.availabilityZone", "a capacity block lives in a single availability zone: set availabilityZone"))
+        if pool.fabric == "efa" and not pool.availabilityZone and p.cluster.provider == "eks":
+            out.append(Problem(f"{at}.availabilityZone", "EFA pools need a single availabilityZone (EFA traffic does not cross zones)"))
+        if pool.placementGroup and pool.fabric != "efa":
+            out.append(Problem(f"{at}.placementGroup", "a cluster placement group is only made for fabric 'efa'"))
+        if region and pool.availabilityZone and not pool.availabilityZone.startswith(region):
+            out.append(Problem(f"{at}.availabilityZone", f"{pool.availabilityZone!r} is not in region {region!r}"))
+        for key, value in pool_labels_preview(pool).items():
+            if len(value) > cv.MAX_LABEL_LENGTH:
+                out.append(Problem(f"{at}.name", f"label {key}={value!r} is over {cv.MAX_LABEL_LENGTH} characters"))
+        if p.cluster.provider == "eks":
+            ng = cv.node_group_name(p.cluster.name, pool.name)
+            if len(ng) > 63:
+                out.append(Problem(f"{at}.name", f"node group name {ng!r} is over 63 characters (EKS limit)"))
+    return out
+
+
+def pool_labels_preview(pool: Pool) -> dict[str, str]:
+    it = catalog.INSTANCE_TYPES[pool.instanceType]
+    acc = catalog.ACCELERATORS[pool.accelerator]
+    return {
+        cv.POOL: pool.name,
+        cv.ACCELERATOR: pool.accelerator,
+        cv.TOPOLOGY: cv.topology_value(it.gpus, acc.form_factor, it.interconnect),
+        cv.FABRIC: pool.fabric,
+        cv.WORKLOAD: pool.workload,
+        cv.SHARING: cv.sharing_value(pool.sharing.mode, pool.sharing.profile, pool.sharing.replicas),
+    }
+
+
+def _check_cohorts(p: Platform) -> list[Problem]:
+    out: list[Problem] = []
+    names: dict[str, int] = {}
+    for i, c in enumerate(p.cohorts):
+        if c.name in names:
+            out.append(Problem(f"cohorts[{i}].name", f"duplicate cohort name {c.name!r} (also cohorts[{names[c.name]}])"))
+        names.setdefault(c.name, i)
+    for i, c in enumerate(p.cohorts):
+        if c.parent is not None and c.parent not in names:
+            out.append(Problem(
+                f"cohorts[{i}].parent",
+                f"unknown cohort {c.parent!r}; defined cohorts: {', '.join(names) or 'none'}",
+            ))
+    parent = {c.name: c.parent for c in p.cohorts}
+    reported: set[str] = set()
+    for i, c in enumerate(p.cohorts):
+        seen = [c.name]
+        cur = parent.get(c.name)
+        while cur is not None and cur in parent:
+            if cur in seen:
+                cycle = seen[seen.index(cur):] + [cur]
+                key = min(cycle)
+                if key not in reported:
+                    reported.add(key)
+                    out.append(Problem(f"cohorts[{i}].parent", f"cohort parents form a cycle: {' -> '.join(cycle)}"))
+                break
+            seen.append(cur)
+            cur = parent.get(cur)
+    return out
+
+
+def _check_teams(p: Platform) -> list[Problem]:
+    out: list[Problem] = []
+    pools = {pool.name: pool for pool in p.pools}
+    cohorts = {c.name for c in p.cohorts}
+    team_names: dict[str, int] = {}
+    ns_owner: dict[str, str] = {}
+    nominal_sum: dict[str, int] = {name: 0 for name in pools}
+    contributors: dict[str, list[str]] = {name: [] for name in pools}
+    for i, t in enumerate(p.teams):
+        at = f"teams[{i}]"
+        if t.name in team_names:
+            out.append(Problem(f"{at}.name", f"duplicate team name {t.name!r} (also teams[{team_names[t.name]}])"))
+        team_names.setdefault(t.name, i)
+        for j, ns in enumerate(t.namespace_names):
+            ns_at = f"{at}.namespaces[{j}]" if t.namespaces else f"{at}.name"
+            if ns in cv.RESERVED_NAMESPACES:
+                out.append(Problem(ns_at, f"namespace {ns!r} is reserved; reserved: {', '.join(cv.RESERVED_NAMESPACES)}"))
+            elif ns in ns_owner and ns_owner[ns] != f"teams[{i}]":
+                out.append(Problem(ns_at, f"duplicate namespace {ns!r} (also used by {ns_owner[ns]})"))
+            elif ns in ns_owner:
+                out.append(Problem(ns_at, f"namespace {ns!r} is listed twice"))
+            ns_owner.setdefault(ns, f"teams[{i}]")
+        if t.cohort is not None and t.cohort not in cohorts:
+            out.append(Problem(f"{at}.cohort", f"unknown cohort {t.cohort!r}; defined cohorts: {', '.join(sorted(cohorts)) or 'none'}"))
+        for pool_name, q in t.quotas.items():
+            q_at = f"{at}.quotas.{pool_name}"
+            if pool_name not in pools:
+                out.append(Problem(q_at, f"unknown pool {pool_name!r}; pools: {', '.join(pools)}"))
+                continue
+            nominal_sum[pool_name] += q.gpus
+            contributors[pool_name].append(f"{t.name}={q.gpus}")
+            if t.cohort is None:
+                for limit in ("borrowingLimit", "lendingLimit"):
+                    if getattr(q, limit) is not None:
+                        out.append(Problem(f"{q_at}.{limit}", f"{limit} needs the team to be in a cohort (set teams[{i}].cohort)"))
+            if q.lendingLimit is not None and q.lendingLimit > q.gpus:
+                out.append(Problem(f"{q_at}.lendingLimit", f"lendingLimit {q.lendingLimit} is above the nominal quota gpus={q.gpus}"))
+    for i, pool in enumerate(p.pools):
+        if pool.name not in nominal_sum:
+            continue
+        try:
+            cap = pool_capacity_units(pool)
+        except KeyError:
+            continue  # the pool itself is invalid and already reported
+        if nominal_sum[pool.name] > cap:
+            it = catalog.INSTANCE_TYPES[pool.instanceType]
+            per = pool_units_per_gpu(pool)
+            how = f"{pool.capacity.max} nodes x {it.gpus} GPUs" + (f" x {per}" if per > 1 else "")
+            first = next(j for j, t in enumerate(p.teams) if pool.name in t.quotas)
+            out.append(Problem(
+                f"teams[{first}].quotas.{pool.name}.gpus",
+                f"nominal quotas on pool {pool.name!r} add up to {nominal_sum[pool.name]} "
+                f"({', '.join(contributors[pool.name])}) but the pool has {cap} units ({how})",
+            ))
+    return out
+
+
+def _check_platform(p: Platform, region: str | None) -> list[Problem]:
+    out: list[Problem] = []
+    if p.cluster.provider == "eks" and not p.cluster.subnetIds:
+        out.append(Problem("cluster.subnetIds", "provider 'eks' needs the subnets for node groups (subnetIds)"))
+    for itype in p.pricing:
+        if itype not in catalog.INSTANCE_TYPES:
+            out.append(Problem(f"pricing.{itype}", f"unknown instance type; valid: {', '.join(sorted(catalog.INSTANCE_TYPES))}"))
+    prio: dict[str, int] = {}
+    for i, pr in enumerate(p.priorities):
+        if pr.name in prio:
+            out.append(Problem(f"priorities[{i}].name", f"duplicate priority {pr.name!r}"))
+        prio.setdefault(pr.name, i)
+        if not -2147483648 <= pr.value <= 1000000000:
+            out.append(Problem(f"priorities[{i}].value", f"{pr.value} is outside the user range of PriorityClass values (up to 1000000000)"))
+    if p.multiKueue:
+        seen: set[str] = set()
+        for i, w in enumerate(p.multiKueue.workers):
+            if w.name in seen:
+                out.append(Problem(f"multiKueue.workers[{i}].name", f"duplicate worker {w.name!r}"))
+            seen.add(w.name)
+    return out
+
+
+def validate(platform: Platform, region: str | None = None) -> list[Problem]:
+    return _check_pools(platform, region) + _check_cohorts(platform) + _check_teams(platform) + _check_platform(platform, region)
+
+
+def load_platform(raw: Any, region: str | None = None) -> Platform:
+    """Parse and cross-check a `gpu-platform:platform` value; raise SpecError with every problem."""
+    if not isinstance(raw, Mapping):
+        raise SpecError([Problem(CONFIG_KEY, f"must be a mapping, got {type(raw).__name__}")])
+    try:
+        platform = Platform.model_validate(raw)
+    except ValidationError as err:
+        raise SpecError(_problems_from(err)) from None
+    problems = validate(platform, region)
+    if problems:
+        raise SpecError(problems)
+    return platform
+
+
+def load_stack_config(doc: Any, source: str = "stack config") -> tuple[Platform, str | None]:
+    """From a parsed Pulumi.<stack>.yaml document: the platform and the aws:region (if any)."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("config"), Mapping):
+        raise SpecError([Problem("config", f"{source} has no 'config:' mapping")])
+    config = doc["config"]
+    if CONFIG_KEY not in config:
+        raise SpecError([Problem(f"config.{CONFIG_KEY}", f"{source} has no {CONFIG_KEY!r} key")])
+    region = config.get("aws:region")
+    return load_platform(config[CONFIG_KEY], region if isinstance(region, str) else None), region
+
+
+__all__ = [
+    "CONFIG_KEY", "Platform", "Pool", "Team", "Cohort", "Quota", "SpecError", "Problem",
+    "load_platform", "load_stack_config", "pool_capacity_units", "pool_units_per_gpu",
+]

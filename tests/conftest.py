@@ -1,0 +1,54 @@
+"""Shared fixtures: stack specs, plans and renders (cached per session: each is pure and immutable)."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+STACKS = ("local", "staging", "prod")
+
+
+@functools.cache
+def stack_doc(stack: str) -> dict[str, Any]:
+    return yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())
+
+
+def platform_raw(stack: str) -> dict[str, Any]:
+    """A fresh, mutable copy of a stack's `gpu-platform:platform` value."""
+    return copy.deepcopy(stack_doc(stack)["config"]["gpu-platform:platform"])
+
+
+@functools.cache
+def plan_of(stack: str):
+    from gpu_platform.plan import build_plan
+    from gpu_platform.spec import load_stack_config
+
+    spec, region = load_stack_config(stack_doc(stack))
+    return build_plan(spec, region)
+
+
+@functools.cache
+def rendered(stack: str):
+    """The real program run under mocks for a stack: components.render.Rendered."""
+    from components.program import run
+    from components.render import run_program
+
+    return run_program(run, stack, copy.deepcopy(stack_doc(stack)["config"]))
+
+
+def render_config(config: dict[str, Any], stack: str = "test"):
+    from components.program import run
+    from components.render import run_program
+
+    return run_program(run, stack, config)
+
+
+@pytest.fixture(params=STACKS)
+def stack(request) -> str:
+    return request.param
