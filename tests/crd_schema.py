@@ -1,0 +1,116 @@
+"""Validate objects against the openAPIV3Schema of the reference CRDs (../shared/crds).
+
+A structural check (types, required fields, enums, unknown fields, min/max, patterns) so a typo in a
+Kueue or Prometheus Operator field fails in the unit tests. CEL rules (x-kubernetes-validations) are
+checked for real by the API server in the integration layer.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def crd_dir() -> Path:
+    return Path(os.environ.get("GPU_PLATFORM_CRDS", ROOT.parent / "shared" / "crds"))
+
+
+@functools.cache
+def _schemas() -> dict[tuple[str, str], dict[str, Any]]:
+    """(apiVersion, kind) -> openAPIV3Schema, for every served version of every reference CRD."""
+    out = {}
+    for path in sorted(crd_dir().rglob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if not doc or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            spec = doc["spec"]
+            for v in spec["versions"]:
+                if v.get("served", True):
+                    out[(f"{spec['group']}/{v['name']}", spec["names"]["kind"])] = v["schema"]["openAPIV3Schema"]
+    return out
+
+
+def known(api_version: str, kind: str) -> bool:
+    return (api_version, kind) in _schemas()
+
+
+def validate(obj: dict[str, Any]) -> list[str]:
+    """Every schema violation in `obj` as 'path: message'; empty when valid."""
+    key = (obj.get("apiVersion"), obj.get("kind"))
+    schema = _schemas().get(key)  # type: ignore[arg-type]
+    if schema is None:
+        return [f"no CRD serves {key[0]} {key[1]} in {crd_dir()}"]
+    errors: list[str] = []
+    body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+    _check(body, {**schema, "properties": {k: v for k, v in schema.get("properties", {}).items()
+                                            if k not in ("apiVersion", "kind", "metadata")}}, "", errors)
+    return errors
+
+
+_TYPES = {
+    "object": dict, "array": list, "string": str, "boolean": bool,
+}
+
+
+def _check(value: Any, schema: dict[str, Any], path: str, errors: list[str]) -> None:
+    if value is None:
+        if not schema.get("nullable"):
+            errors.append(f"{path or '.'}: null is not allowed")
+        return
+    if schema.get("x-kubernetes-int-or-string"):
+        if not isinstance(value, (int, str)) or isinstance(value, bool):
+            errors.append(f"{path}: expected int or string, got {type(value).__name__}")
+        return
+    t = schema.get("type")
+    if t == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            errors.append(f"{path}: expected integer, got {value!r}")
+            return
+    elif t == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            errors.append(f"{path}: expected number, got {value!r}")
+            return
+    elif t in _TYPES and not isinstance(value, _TYPES[t]):
+        errors.append(f"{path}: expected {t}, got {type(value).__name__}")
+        return
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{path}: {value!r} not in {schema['enum']}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append(f"{path}: {value} < minimum {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{path}: {value} > maximum {schema['maximum']}")
+    if isinstance(value, str):
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            errors.append(f"{path}: {value!r} does not match {schema['pattern']}")
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            errors.append(f"{path}: longer than {schema['maxLength']}")
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            errors.append(f"{path}: shorter than {schema['minLength']}")
+    if isinstance(value, list):
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            errors.append(f"{path}: more than {schema['maxItems']} items")
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            errors.append(f"{path}: fewer than {schema['minItems']} items")
+        for i, item in enumerate(value):
+            _check(item, schema.get("items", {}), f"{path}[{i}]", errors)
+    if isinstance(value, dict):
+        for req in schema.get("required", []):
+            if req not in value:
+                errors.append(f"{path}.{req}: required")
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        for k, v in value.items():
+            if props is not None and k in props:
+                _check(v, props[k], f"{path}.{k}", errors)
+            elif isinstance(extra, dict):
+                _check(v, extra, f"{path}.{k}", errors)
+            elif props is not None and not schema.get("x-kubernetes-preserve-unknown-fields") and extra is not True:
+                errors.append(f"{path}.{k}: unknown field")
