@@ -1,0 +1,189 @@
+"""The config contract: every stack validates; every bad config fails with its path and a useful message."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import pytest
+
+from gpu_platform import catalog
+from gpu_platform.spec import SpecError, load_platform
+from tests.conftest import STACKS, platform_raw
+
+
+def test_every_stack_validates(stack: str) -> None:
+    raw = platform_raw(stack)
+    platform = load_platform(raw)
+    assert [p.name for p in platform.pools] == [p["name"] for p in raw["pools"]]
+    assert [t.name for t in platform.teams] == [t["name"] for t in raw["teams"]]
+
+
+def test_prod_has_the_platform_shape_the_issue_asks_for() -> None:
+    p = load_platform(platform_raw("prod"))
+    pools = {x.accelerator: x for x in p.pools}
+    assert pools["h100-80gb"].fabric == "efa" and pools["h200-141gb"].fabric == "efa"
+    assert {pools["h100-80gb"].capacity.type, pools["h200-141gb"].capacity.type} == {"capacity-block", "capacity-reservation"}
+    assert pools["l40s-48gb"].workload == "inference"
+    assert pools["a100-80gb"].sharing.mode == "mig"
+    assert pools["l4-24gb"].sharing.mode == "time-slicing" and pools["l4-24gb"].workload == "interactive"
+    assert len(p.teams) >= 5
+    parents = {c.name: c.parent for c in p.cohorts}
+    assert any(parents.get(t.cohort) is not None for t in p.teams), "cohort tree has two levels"
+    quotas = [q for t in p.teams for q in t.quotas.values()]
+    assert any(q.borrowingLimit for q in quotas) and any(q.lendingLimit for q in quotas)
+
+
+def _set(path: list[Any], value: Any) -> Callable[[dict], None]:
+    def mutate(raw: dict) -> None:
+        node = raw
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+    return mutate
+
+
+def _del(path: list[Any]) -> Callable[[dict], None]:
+    def mutate(raw: dict) -> None:
+        node = raw
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+    return mutate
+
+
+def _append(path: list[Any], value: Any) -> Callable[[dict], None]:
+    def mutate(raw: dict) -> None:
+        node = raw
+        for key in path:
+            node = node[key]
+        node.append(value)
+    return mutate
+
+
+def _all(*fns: Callable[[dict], None]) -> Callable[[dict], None]:
+    def mutate(raw: dict) -> None:
+        for f in fns:
+            f(raw)
+    return mutate
+
+
+# (id, mutation of the prod stack, expected error path, a fragment the message must contain)
+BAD: list[tuple[str, Callable[[dict], None], str, str]] = [
+    ("unknown top-level field", _set(["gpuCount"], 3), "gpuCount", "unknown field 'gpuCount'"),
+    ("unknown pool field", _set(["pools", 0, "gpus"], 8), "pools[0].gpus", "valid fields here"),
+    ("unknown nested field", _set(["pools", 0, "capacity", "maximum"], 8), "pools[0].capacity.maximum", "unknown field"),
+    ("unknown team field", _set(["teams", 1, "owner"], "x"), "teams[1].owner", "unknown field"),
+    ("bad environment", _set(["environment"], "production"), "environment", "'local', 'dev', 'staging' or 'prod'"),
+    ("bad provider", _set(["cluster", "provider"], "gke"), "cluster.provider", "'eks' or 'existing'"),
+    ("missing cluster name", _del(["cluster", "name"]), "cluster.name", "required"),
+    ("bad kubernetes version", _set(["cluster", "kubernetesVersion"], "v1.33.2"), "cluster.kubernetesVersion", "minor version"),
+    ("eks without subnets", _set(["cluster", "subnetIds"], []), "cluster.subnetIds", "subnets"),
+    ("no pools", _set(["pools"], []), "pools", "at least 1"),
+    ("unknown accelerator", _set(["pools", 0, "accelerator"], "h900-80gb"), "pools[0].accelerator", "h100-80gb"),
+    ("unknown instance type", _set(["pools", 0, "instanceType"], "p9.48xlarge"), "pools[0].instanceType", "p5.48xlarge"),
+    ("instance type of another GPU", _set(["pools", 1, "instanceType"], "p5.48xlarge"), "pools[1].instanceType", "p5e.48xlarge"),
+    ("efa on an instance without it", _all(_set(["pools", 2, "instanceType"], "g6e.xlarge"), _set(["pools", 2, "fabric"], "efa"),
+                                           _set(["pools", 2, "availabilityZone"], "us-east-1a"), _set(["pools", 2, "capacity", "max"], 4)),
+     "pools[2].fabric", "does not support EFA"),
+    ("bad fabric", _set(["pools", 0, "fabric"], "infiniband"), "pools[0].fabric", "'efa' or 'ethernet'"),
+    ("bad workload", _set(["pools", 0, "workload"], "gaming"), "pools[0].workload", "'training'"),
+    ("bad sharing mode", _set(["pools", 0, "sharing"], {"mode": "mps"}), "pools[0].sharing.mode", "'full', 'mig' or 'time-slicing'"),
+    ("mig profile the GPU lacks", _set(["pools", 3, "sharing", "profile"], "1g.18gb"), "pools[3].sharing.profile", "1g.10gb"),
+    ("mig on a GPU without mig", _set(["pools", 2, "sharing"], {"mode": "mig", "profile": "1g.10gb"}), "pools[2].sharing.mode", "does not support MIG"),
+    ("mig without profile", _set(["pools", 3, "sharing"], {"mode": "mig"}), "pools[3].sharing", "needs a profile"),
+    ("time-slicing replicas 1", _set(["pools", 4, "sharing", "replicas"], 1), "pools[4].sharing", "replicas >= 2"),
+    ("time-slicing without replicas", _set(["pools", 4, "sharing"], {"mode": "time-slicing"}), "pools[4].sharing", "replicas >= 2"),
+    ("full with replicas", _set(["pools", 0, "sharing"], {"mode": "full", "replicas": 2}), "pools[0].sharing", "neither"),
+    ("min above max", _set(["pools", 2, "capacity", "min"], 20), "pools[2].capacity.min", "greater than max"),
+    ("negative max", _set(["pools", 2, "capacity", "max"], -1), "pools[2].capacity.max", "greater than or equal to 0"),
+    ("desired outside range", _set(["pools", 2, "capacity", "desired"], 40), "pools[2].capacity.desired", "outside min..max"),
+    ("capacity block without reservation", _del(["pools", 0, "capacity", "reservationId"]), "pools[0].capacity.reservationId", "needs a reservationId"),
+    ("capacity block without zone", _del(["pools", 0, "availabilityZone"]), "pools[0].availabilityZone", "single availability zone"),
+    ("reservation id malformed", _set(["pools", 1, "capacity", "reservationId"], "res-123"), "pools[1].capacity.reservationId", "17 hex digits"),
+    ("reservation id on on-demand", _set(["pools", 2, "capacity", "reservationId"], "cr-0123456789abcdef0"), "pools[2].capacity.reservationId", "only valid with"),
+    ("bad capacity type", _set(["pools", 2, "capacity", "type"], "reserved"), "pools[2].capacity.type", "'capacity-block'"),
+    ("zone outside region", _set(["pools", 0, "availabilityZone"], "eu-west-1a"), "pools[0].availabilityZone", "not in region"),
+    ("placement group without efa", _set(["pools", 2, "placementGroup"], True), "pools[2].placementGroup", "only made for fabric 'efa'"),
+    ("pool name not dns", _set(["pools", 2, "name"], "L40S_Infer"), "pools[2].name", "DNS-1123"),
+    ("pool name too long", _set(["pools", 2, "name"], "p" * 64), "pools[2].name", "at most 63"),
+    ("duplicate pool", _set(["pools", 2, "name"], "h100-train"), "pools[2].name", "duplicate pool name"),
+    ("quota on unknown pool", _set(["teams", 0, "quotas", "h800-train"], {"gpus": 1}), "teams[0].quotas.h800-train", "unknown pool"),
+    ("nominal over capacity", _set(["teams", 0, "quotas", "h100-train", "gpus"], 100), "teams[0].quotas.h100-train.gpus", "add up to 132"),
+    ("negative quota", _set(["teams", 0, "quotas", "h100-train", "gpus"], -1), "teams[0].quotas.h100-train.gpus", "greater than or equal to 0"),
+    ("quota as string", _set(["teams", 0, "quotas", "h100-train", "gpus"], "lots"), "teams[0].quotas.h100-train.gpus", "integer"),
+    ("borrowing without cohort", _del(["teams", 0, "cohort"]), "teams[0].quotas.h100-train.borrowingLimit", "needs the team to be in a cohort"),
+    ("lending above nominal", _set(["teams", 1, "quotas", "h100-train", "lendingLimit"], 64), "teams[1].quotas.h100-train.lendingLimit", "above the nominal"),
+    ("unknown team cohort", _set(["teams", 0, "cohort"], "labs"), "teams[0].cohort", "unknown cohort 'labs'"),
+    ("unknown cohort parent", _set(["cohorts", 1, "parent"], "company"), "cohorts[1].parent", "unknown cohort 'company'"),
+    ("cohort cycle", _set(["cohorts", 0, "parent"], "research"), "cohorts[0].parent", "cycle"),
+    ("cohort self parent", _set(["cohorts", 0, "parent"], "org"), "cohorts[0].parent", "cycle: org -> org"),
+    ("duplicate cohort", _append(["cohorts"], {"name": "org"}), "cohorts[3].name", "duplicate cohort"),
+    ("duplicate team", _set(["teams", 1, "name"], "llm-pretrain"), "teams[1].name", "duplicate team name"),
+    ("duplicate namespace", _set(["teams", 5, "namespaces"], ["data-science", "vision"]), "teams[5].namespaces[1]", "duplicate namespace 'vision'"),
+    ("reserved namespace", _set(["teams", 5, "namespaces"], ["kube-system"]), "teams[5].namespaces[0]", "reserved"),
+    ("team name not dns", _set(["teams", 0, "name"], "LLM"), "teams[0].name", "DNS-1123"),
+    ("cost center too long", _set(["teams", 0, "costCenter"], "c" * 64), "teams[0].costCenter", "at most 63"),
+    ("cost center bad chars", _set(["teams", 0, "costCenter"], "cc 1042"), "teams[0].costCenter", "not a valid label value"),
+    ("bad pod security", _set(["teams", 0, "podSecurity"], "privileged"), "teams[0].podSecurity", "'baseline' or 'restricted'"),
+    ("bad egress cidr", _set(["teams", 3, "egress"], [{"cidr": "10.0.0.0/33"}]), "teams[3].egress[0].cidr", "not a CIDR"),
+    ("bad egress port", _set(["teams", 3, "egress"], [{"cidr": "10.0.0.0/16", "ports": [0]}]), "teams[3].egress[0].ports", "outside 1-65535"),
+    ("pricing unknown type", _set(["pricing"], {"p9.xlarge": 1.0}), "pricing.p9.xlarge", "unknown instance type"),
+    ("pool list not a list", _set(["pools"], "h100"), "pools", "valid list"),
+]
+
+
+@pytest.mark.parametrize("mutate,path,fragment", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_config_fails_with_path(mutate, path: str, fragment: str) -> None:
+    raw = platform_raw("prod")
+    mutate(raw)
+    started = time.perf_counter()
+    with pytest.raises(SpecError) as err:
+        load_platform(raw, "us-east-1")
+    assert time.perf_counter() - started < 1.0
+    paths: dict[str, str] = {}
+    for problem in err.value.problems:
+        paths[problem.path] = paths.get(problem.path, "") + problem.message + "\n"
+    assert path in paths, f"expected {path}, got {paths}"
+    assert fragment in paths[path], paths[path]
+
+
+def test_corpus_is_large_enough() -> None:
+    assert len(BAD) >= 40
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    raw = platform_raw("prod")
+    raw["pools"][0]["accelerator"] = "nope"
+    raw["teams"][0]["cohort"] = "nope"
+    raw["cohorts"][1]["parent"] = "nope"
+    with pytest.raises(SpecError) as err:
+        load_platform(raw)
+    # Field errors stop before cross-field checks, so the accelerator is reported alone first...
+    assert [p.path for p in err.value.problems] == ["pools[0].accelerator"]
+    raw["pools"][0]["accelerator"] = "h100-80gb"
+    with pytest.raises(SpecError) as err:
+        load_platform(raw)
+    # ...then every cross-field problem together.
+    assert {p.path for p in err.value.problems} == {"teams[0].cohort", "cohorts[1].parent"}
+
+
+def test_quota_counts_mig_slices_and_replicas() -> None:
+    raw = platform_raw("prod")
+    mig = raw["pools"][3]  # a100-mig: 4 nodes x 8 GPUs x 7 slices of 1g.10gb
+    slices = catalog.ACCELERATORS["a100-80gb"].mig_profiles["1g.10gb"].slices_per_gpu
+    capacity = mig["capacity"]["max"] * catalog.INSTANCE_TYPES[mig["instanceType"]].gpus * slices
+    used = sum(t["quotas"].get("a100-mig", {}).get("gpus", 0) for t in raw["teams"])
+    raw["teams"][2]["quotas"]["a100-mig"]["gpus"] += capacity - used  # exactly full: valid
+    load_platform(raw)
+    raw["teams"][2]["quotas"]["a100-mig"]["gpus"] += 1  # one slice over
+    with pytest.raises(SpecError, match=f"has {capacity} units"):
+        load_platform(raw)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_existing_clusters_need_no_subnets_or_zones(stack: str) -> None:
+    raw = platform_raw(stack)
+    raw["cluster"]["provider"] = "existing"
+    raw["cluster"]["subnetIds"] = []
+    load_platform(raw)
