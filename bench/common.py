@@ -1,0 +1,40 @@
+"""Shared bench plumbing: run a measurement in a fresh interpreter, report ratios."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def child(argv: list[str], timeout: float = 1800) -> dict[str, Any]:
+    """Run `python -m <argv>` in a fresh interpreter; it prints one JSON object as its last line."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise SystemExit(f"bench child {' '.join(argv)} failed:\n{out.stderr[-4000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def measure(fn: Callable[[], Any]) -> dict[str, Any]:
+    """Wall time of fn() and this process's peak RSS afterwards (MiB)."""
+    started = time.perf_counter()
+    result = fn()
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": seconds, "peak_mib": peak, "result": result}
+
+
+def emit(data: dict[str, Any]) -> None:
+    print(json.dumps(data))
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "FAIL"

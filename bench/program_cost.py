@@ -1,0 +1,112 @@
+"""Benchmark 1, program cost: our program vs a floor program, under mocks, for N = 10, 100, 1000 teams.
+
+The floor registers exactly the resources our program registers (same types, names, parents and
+inputs, captured from our run) with none of our spec, plan or component logic: what the Pulumi SDK
+itself costs. Each run is a fresh interpreter; the best of `--repeat` runs counts.
+Targets: ours / floor <= 1.3 at every N (time and peak memory); t(1000) / t(100) <= 11.
+
+    python -m bench.program_cost [--teams 10 100 1000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.common import child, emit, measure, verdict
+
+
+def _ours(teams: int, dump: str | None) -> None:
+    from bench.synth import stack_config
+    from components.program import run
+    from components.render import run_program
+
+    # Warm-up on a one-team platform: imports and first-use caches are the SDK's, not per-run cost.
+    run_program(run, "bench", stack_config(1))
+    config = stack_config(teams)
+    m = measure(lambda: run_program(run, "bench", config))
+    rendered = m.pop("result")
+    if dump:
+        Path(dump).write_text(json.dumps([
+            {"type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom, "inputs": r.inputs}
+            for r in rendered.resources
+        ]))
+    emit({**m, "resources": len(rendered.resources)})
+
+
+def _floor(dump: str) -> None:
+    import pulumi
+    import pulumi_aws  # noqa: F401  the SDK packages whose resources the floor registers: their import
+    import pulumi_kubernetes  # noqa: F401  cost is the SDK's, not our program's
+    from components.render import _Mocks, _RecordingMonitor
+    from pulumi.runtime import mocks as pmocks
+    from pulumi.runtime.stack import run_pulumi_func, wait_for_rpcs
+    from pulumi.runtime.sync_await import _sync_await
+
+    recorded: list[dict[str, Any]] = json.loads(Path(dump).read_text())
+
+    def program(resources: list[dict[str, Any]]) -> None:
+        parents: dict[str, pulumi.Resource] = {}
+        for r in resources:
+            opts = pulumi.ResourceOptions(parent=parents.get(r["parent"])) if r["parent"] else None
+            if not r["custom"]:
+                res = pulumi.ComponentResource(r["type"], r["name"], None, opts)
+                parents[r["name"]] = res
+            elif r["type"].startswith("pulumi:providers:"):
+                parents[r["name"]] = pulumi.ProviderResource(r["type"].split(":")[-1], r["name"], r["inputs"], opts)
+            else:
+                pulumi.CustomResource(r["type"], r["name"], r["inputs"], opts)
+
+    def go(resources: list[dict[str, Any]]) -> int:
+        monitor = _RecordingMonitor(_Mocks())
+        pmocks.set_mocks(_Mocks(), project="gpu-platform", stack="bench", preview=False, monitor=monitor)
+        _sync_await(run_pulumi_func(lambda: program(resources)))
+        _sync_await(wait_for_rpcs())
+        return len(monitor.recorded)
+
+    go(recorded[: max(1, len(recorded) // 100)])  # the same warm-up share as ours
+    m = measure(lambda: go(recorded))
+    emit({**m, "resources": m.pop("result")})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--teams", type=int, nargs="*", default=[10, 100, 1000])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--child", choices=["ours", "floor"])
+    ap.add_argument("--dump")
+    args = ap.parse_args()
+    if args.child == "ours":
+        return _ours(args.teams[0], args.dump)
+    if args.child == "floor":
+        return _floor(args.dump)
+
+    rows = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.teams:
+            dump = f"{tmp}/resources-{n}.json"
+            ours = [child(["bench.program_cost", "--child", "ours", "--teams", str(n), "--dump", dump])
+                    for _ in range(args.repeat)]
+            floor = [child(["bench.program_cost", "--child", "floor", "--dump", dump]) for _ in range(args.repeat)]
+            best_o = min(ours, key=lambda x: x["seconds"])
+            best_f = min(floor, key=lambda x: x["seconds"])
+            rows[n] = (best_o, best_f)
+            print(f"N={n:>5}: {best_o['resources']:>6} resources  time ours/floor = "
+                  f"{best_o['seconds'] / best_f['seconds']:.2f}  peak memory ours/floor = "
+                  f"{best_o['peak_mib'] / best_f['peak_mib']:.2f}", flush=True)
+    ok = all(o["seconds"] / f["seconds"] <= 1.3 and o["peak_mib"] / f["peak_mib"] <= 1.3 for o, f in rows.values())
+    print(f"target ours/floor <= 1.3 at every N: {verdict(ok)}")
+    if 100 in rows and 1000 in rows:
+        growth = rows[1000][0]["seconds"] / rows[100][0]["seconds"]
+        res_growth = rows[1000][0]["resources"] / rows[100][0]["resources"]
+        print(f"t(1000)/t(100) = {growth:.2f} for {res_growth:.2f}x the resources; target <= 11: {verdict(growth <= 11)}")
+        ok = ok and growth <= 11
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
