@@ -6,6 +6,8 @@ mocks, so what `render`, the tests and the policy check see is what `pulumi up` 
 
 from __future__ import annotations
 
+import os
+
 import pulumi
 
 from gpu_platform.plan import Plan, build_plan
@@ -33,7 +35,8 @@ def run() -> None:
     kube = KubeAccess(
         kubeconfig=cfg.get_secret("kubeconfig"),
         context=cfg.get("kubeContext"),
-        render_yaml_to_directory=cfg.get("renderYamlToDirectory"),
+        # GitOps hand-off and offline runs: write manifests instead of applying them.
+        render_yaml_to_directory=os.environ.get("GPU_PLATFORM_RENDER_DIR") or cfg.get("renderYamlToDirectory"),
     )
     platform = GpuPlatform("platform", plan, kube)
     for key, value in platform.exports().items():
