@@ -44,8 +44,16 @@ def _mig(*profiles: tuple[str, int]) -> Mapping[str, MigProfile]:
 
 
 # MIG geometries: NVIDIA Multi-Instance GPU User Guide, "Supported MIG Profiles"
-# (docs.nvidia.com/datacenter/tesla/mig-user-guide/), one table per GPU; the count is the maximum
-# number of instances of that profile on one GPU.
+# (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-mig-profiles.html): per GPU,
+# the profile names and the "Number of Instances Available" column, which is the count here (the
+# most instances of that one profile a GPU holds). The guide tabulates A100-SXM4-40GB and says
+# A100-SXM4-80GB uses the same geometry with doubled memory names; H100/H200/B200 have their own
+# sections (not re-read for this check). Verified (names and counts, 2026-08) against NVIDIA
+# mig-parted's uniform layouts,
+# github.com/NVIDIA/mig-parted deployments/systemd/config-default.yaml (`all-<profile>`: A100-40GB
+# 1g.10gb = 4, 80GB parts 1g.10gb = 7, H200 and B200 blocks) and
+# deployments/container/nvidia-mig-manager-example-hopper-blackwell.yaml. Media-extension (+me)
+# variants are left out: at most one per GPU, same memory as the plain 1g profile.
 ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
     {
         a.name: a
@@ -94,8 +102,9 @@ class InstanceType:
 
     @property
     def efa_interfaces(self) -> int:
-        """EFA interfaces a launch template attaches: one per network card (AWS EFA user guide,
-        "Maximize network bandwidth on accelerated instances")."""
+        """EFA interfaces a launch template attaches: one per network card (AWS EC2 user guide,
+        "Maximize network bandwidth on Amazon EC2 instances with multiple network cards",
+        https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html)."""
         return self.network_cards if self.efa else 0
 
 
@@ -103,59 +112,90 @@ def _it(name, acc, gpus, vcpus, mem, efa, cards, ic, nvme, efa_only=False) -> In
     return InstanceType(name, acc, gpus, vcpus, mem, efa, cards, ic, nvme, efa_only)
 
 
-# EC2 accelerated computing instances: AWS "Amazon EC2 instance types - Accelerated computing"
-# specifications (docs.aws.amazon.com/ec2/latest/instancetypes/ac.html) for GPUs, vCPUs, memory,
-# instance store and network cards; EFA support from the EFA user guide's "Supported instance types".
+# EC2 accelerated computing instances.
+#   GPUs, vCPUs, memory (GiB), instance store, network cards: AWS "Amazon EC2 instance types -
+#     Accelerated computing" specifications (https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html:
+#     "Instance specifications", "Instance store specifications", "Network specifications").
+#   EFA per size: EFA user guide "Supported instance types"
+#     (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html#efa-instance-types) and
+#     DescribeInstanceTypes NetworkInfo.EfaSupported; in G5/G6/G6e only 8xlarge and up support EFA.
+#   Network cards = DescribeInstanceTypes NetworkInfo.MaximumNetworkCards, which equals
+#     EfaInfo.MaximumEfaInterfaces for every EFA type below.
+#   nvme_gb = DescribeInstanceTypes InstanceStorageInfo.TotalSizeInGB (decimal GB). For
+#     P5/P5e/P5en/P6-B200 the API reports 8 x 3800 GB = 30400 while AWS product and Capacity Block
+#     pricing pages say "8 x 3.84 TB"; the API figure is used (ac.html was not re-read for it).
+#   efa_only: AWS What's New 2024-10-24, "AWS announces EFA update for scalability with AI/ML
+#     applications" (https://aws.amazon.com/about-aws/whats-new/2024/10/
+#     aws-efa-updates-scalability-ai-ml-applications/): EFA-only interfaces are available on all EFA-supported instance types, as secondary interfaces
+#     only (never the primary, device index 0 on card 0). So it is True for every EFA type; on the
+#     single-card types there is no secondary card and the flag changes nothing.
+# The docs pages above are the reference; what was actually compared, row by row (2026-08), is
+# DescribeInstanceTypes output as published in getmoto/moto
+# moto/ec2/resources/instance_types.json (GPUs, vCPUs, MiB, disks, EfaSupported, MaximumNetworkCards)
+# and aws/amazon-vpc-cni-k8s pkg/vpc/vpc_ip_resource_limit.go (network cards per type).
 INSTANCE_TYPES: Mapping[str, InstanceType] = MappingProxyType(
     {
         t.name: t
         for t in (
             # P5 family: 8 GPUs on NVSwitch, 3200 Gbps EFA across 32 (p5/p5e) or 16 (p5en) cards.
-            _it("p5.48xlarge", "h100-80gb", 8, 192, 2048, True, 32, "nvswitch", 8 * 3840, True),
-            _it("p5e.48xlarge", "h200-141gb", 8, 192, 2048, True, 32, "nvswitch", 8 * 3840, True),
-            _it("p5en.48xlarge", "h200-141gb", 8, 192, 2048, True, 16, "nvswitch", 8 * 3840, True),
+            _it("p5.48xlarge", "h100-80gb", 8, 192, 2048, True, 32, "nvswitch", 8 * 3800, True),
+            _it("p5e.48xlarge", "h200-141gb", 8, 192, 2048, True, 32, "nvswitch", 8 * 3800, True),
+            _it("p5en.48xlarge", "h200-141gb", 8, 192, 2048, True, 16, "nvswitch", 8 * 3800, True),
             # P6-B200: 8 B200 on NVSwitch (NVLink 5), 3200 Gbps EFAv4 over 8 cards.
-            _it("p6-b200.48xlarge", "b200-180gb", 8, 192, 2048, True, 8, "nvswitch", 8 * 3840, True),
+            _it("p6-b200.48xlarge", "b200-180gb", 8, 192, 2048, True, 8, "nvswitch", 8 * 3800, True),
             # P4d/P4de: 8 A100 on NVSwitch, 400 Gbps EFA over 4 cards.
             _it("p4d.24xlarge", "a100-40gb", 8, 96, 1152, True, 4, "nvswitch", 8 * 1000, True),
             _it("p4de.24xlarge", "a100-80gb", 8, 96, 1152, True, 4, "nvswitch", 8 * 1000, True),
-            # G6e: L40S on PCIe; EFA from 8xlarge up.
+            # G6e: L40S on PCIe; EFA from 8xlarge up; 2 cards on 24xlarge, 4 on 48xlarge.
             _it("g6e.xlarge", "l40s-48gb", 1, 4, 32, False, 1, "pcie", 250),
             _it("g6e.2xlarge", "l40s-48gb", 1, 8, 64, False, 1, "pcie", 450),
             _it("g6e.4xlarge", "l40s-48gb", 1, 16, 128, False, 1, "pcie", 600),
-            _it("g6e.8xlarge", "l40s-48gb", 1, 32, 256, True, 1, "pcie", 900),
-            _it("g6e.12xlarge", "l40s-48gb", 4, 48, 384, True, 1, "pcie", 3800),
-            _it("g6e.16xlarge", "l40s-48gb", 1, 64, 512, True, 1, "pcie", 1900),
-            _it("g6e.24xlarge", "l40s-48gb", 4, 96, 768, True, 2, "pcie", 3800),
-            _it("g6e.48xlarge", "l40s-48gb", 8, 192, 1536, True, 4, "pcie", 7600),
-            # G6: L4 on PCIe; EFA from 8xlarge up.
+            _it("g6e.8xlarge", "l40s-48gb", 1, 32, 256, True, 1, "pcie", 900, True),
+            _it("g6e.12xlarge", "l40s-48gb", 4, 48, 384, True, 1, "pcie", 3800, True),
+            _it("g6e.16xlarge", "l40s-48gb", 1, 64, 512, True, 1, "pcie", 1900, True),
+            _it("g6e.24xlarge", "l40s-48gb", 4, 96, 768, True, 2, "pcie", 3800, True),
+            _it("g6e.48xlarge", "l40s-48gb", 8, 192, 1536, True, 4, "pcie", 7600, True),
+            # G6: L4 on PCIe; EFA from 8xlarge up; one network card on every size.
             _it("g6.xlarge", "l4-24gb", 1, 4, 16, False, 1, "pcie", 250),
             _it("g6.2xlarge", "l4-24gb", 1, 8, 32, False, 1, "pcie", 450),
             _it("g6.4xlarge", "l4-24gb", 1, 16, 64, False, 1, "pcie", 600),
-            _it("g6.8xlarge", "l4-24gb", 1, 32, 128, True, 1, "pcie", 900),
-            _it("g6.12xlarge", "l4-24gb", 4, 48, 192, True, 1, "pcie", 3760),
-            _it("g6.16xlarge", "l4-24gb", 1, 64, 256, True, 1, "pcie", 1880),
-            _it("g6.24xlarge", "l4-24gb", 4, 96, 384, True, 1, "pcie", 3760),
-            _it("g6.48xlarge", "l4-24gb", 8, 192, 768, True, 1, "pcie", 7520),
-            # G5: A10G on PCIe; EFA from 8xlarge up.
+            _it("g6.8xlarge", "l4-24gb", 1, 32, 128, True, 1, "pcie", 900, True),
+            _it("g6.12xlarge", "l4-24gb", 4, 48, 192, True, 1, "pcie", 3760, True),
+            _it("g6.16xlarge", "l4-24gb", 1, 64, 256, True, 1, "pcie", 1880, True),
+            _it("g6.24xlarge", "l4-24gb", 4, 96, 384, True, 1, "pcie", 3760, True),
+            _it("g6.48xlarge", "l4-24gb", 8, 192, 768, True, 1, "pcie", 7520, True),
+            # G5: A10G on PCIe; EFA from 8xlarge up; one network card on every size.
             _it("g5.xlarge", "a10g-24gb", 1, 4, 16, False, 1, "pcie", 250),
             _it("g5.2xlarge", "a10g-24gb", 1, 8, 32, False, 1, "pcie", 450),
             _it("g5.4xlarge", "a10g-24gb", 1, 16, 64, False, 1, "pcie", 600),
-            _it("g5.8xlarge", "a10g-24gb", 1, 32, 128, True, 1, "pcie", 900),
-            _it("g5.12xlarge", "a10g-24gb", 4, 48, 192, True, 1, "pcie", 3800),
-            _it("g5.16xlarge", "a10g-24gb", 1, 64, 256, True, 1, "pcie", 1900),
-            _it("g5.24xlarge", "a10g-24gb", 4, 96, 384, True, 1, "pcie", 3800),
-            _it("g5.48xlarge", "a10g-24gb", 8, 192, 768, True, 1, "pcie", 7600),
+            _it("g5.8xlarge", "a10g-24gb", 1, 32, 128, True, 1, "pcie", 900, True),
+            _it("g5.12xlarge", "a10g-24gb", 4, 48, 192, True, 1, "pcie", 3800, True),
+            _it("g5.16xlarge", "a10g-24gb", 1, 64, 256, True, 1, "pcie", 1900, True),
+            _it("g5.24xlarge", "a10g-24gb", 4, 96, 384, True, 1, "pcie", 3800, True),
+            _it("g5.48xlarge", "a10g-24gb", 8, 192, 768, True, 1, "pcie", 7600, True),
         )
     }
 )
 
-# On-demand hourly list prices, USD, us-east-1, Linux (AWS EC2 On-Demand Pricing page; P4/P5 after the
-# June 2025 price reduction). Estimates only: a stack's `pricing:` map overrides any entry.
+# On-demand hourly list prices, USD, us-east-1 (US East (N. Virginia)), Linux, shared tenancy:
+# AWS "Amazon EC2 On-Demand Pricing" (https://aws.amazon.com/ec2/pricing/on-demand/, the same
+# figures as the Price List API). P4d/P4de/P5/P5en are the rates after AWS's June 2025 reduction
+# of up to 45% on those families' On-Demand prices (p5.48xlarge 98.32 -> 55.04; the exact
+# announcement and effective dates were not re-read here).
+# Figures checked 2026-08, rounded to the cent (G sizes to 1/10 cent) from the list values
+# p5en 63.296, p6-b200 113.9328, p4d 21.957642, p4de 27.44705, g6.xlarge 0.8048, g6e.2xlarge 2.24208.
+# The live page could not be read from here: these were checked against published Price List
+# extracts in public repositories (dstack `dstack offer` output for p5en in us-east-1, cost tables
+# that agree to the fourth decimal for P4/P5/P6-B200/G5/G6/G6e), not against aws.amazon.com itself.
+# p5e.48xlarge has no On-Demand list price (AWS sells it through EC2 Capacity Blocks and
+# reservations); its entry is the p5en rate as a same-GPU proxy, not a published figure.
+# p6-b200.48xlarge: 113.9328 was found quoted without a region and for us-east-2, not for
+# us-east-1 specifically; us-east-1 is assumed equal (p5en lists 63.296 in both regions).
+# Estimates only: a stack's `pricing:` map overrides any entry.
 ON_DEMAND_USD_PER_HOUR: Mapping[str, float] = MappingProxyType(
     {
         "p5.48xlarge": 55.04,
-        "p5e.48xlarge": 63.30,
+        "p5e.48xlarge": 63.30,  # proxy: p5en rate, no On-Demand list price exists
         "p5en.48xlarge": 63.30,
         "p6-b200.48xlarge": 113.93,
         "p4d.24xlarge": 21.96,
