@@ -126,9 +126,10 @@ def _it(name, acc, gpus, vcpus, mem, efa, cards, ic, nvme, efa_only=False) -> In
 #     pricing pages say "8 x 3.84 TB"; the API figure is used (ac.html was not re-read for it).
 #   efa_only: AWS What's New 2024-10-24, "AWS announces EFA update for scalability with AI/ML
 #     applications" (https://aws.amazon.com/about-aws/whats-new/2024/10/
-#     aws-efa-updates-scalability-ai-ml-applications/): EFA-only interfaces are available on all EFA-supported instance types, as secondary interfaces
-#     only (never the primary, device index 0 on card 0). So it is True for every EFA type; on the
-#     single-card types there is no secondary card and the flag changes nothing.
+#     aws-efa-updates-scalability-ai-ml-applications/): EFA-only interfaces are available on all
+#     EFA-supported instance types, as secondary interfaces only (never the primary, device index 0
+#     on card 0). So it is True for every EFA type; on the single-card types there is no secondary
+#     card and the flag changes nothing.
 # The docs pages above are the reference; what was actually compared, row by row (2026-08), is
 # DescribeInstanceTypes output as published in getmoto/moto
 # moto/ec2/resources/instance_types.json (GPUs, vCPUs, MiB, disks, EfaSupported, MaximumNetworkCards)
