@@ -64,6 +64,7 @@ class _Mocks(pmocks.Mocks):
         return f"{args.name}-id", state
 
     def call(self, args: pmocks.MockCallArgs):
+        # A plain dict is a result without failures (MockMonitor.Invoke iterates a tuple's failures).
         if args.token == "aws:eks/getCluster:getCluster":
             name = args.args.get("name", "cluster")
             return {
@@ -71,13 +72,29 @@ class _Mocks(pmocks.Mocks):
                 "arn": f"arn:aws:eks:us-east-1:000000000000:cluster/{name}",
                 "endpoint": "https://example.eks.amazonaws.com",
                 "certificateAuthority": {"data": "Q0E="},
+                # The data source's real shape: a list of certificate authorities (pulumi_aws GetClusterResult).
+                "certificateAuthorities": [{"data": "Q0E="}],
                 "version": "1.33",
-                "vpcConfig": {"clusterSecurityGroupId": "sg-00000000"},
+                "vpcConfig": {
+                    "clusterSecurityGroupId": "sg-00000000",
+                    "controlPlaneEgressMode": "AWS_MANAGED",
+                    "endpointPrivateAccess": True,
+                    "endpointPublicAccess": True,
+                    "publicAccessCidrs": ["0.0.0.0/0"],
+                    "securityGroupIds": [],
+                    "subnetIds": [],
+                    "vpcId": "vpc-00000000",
+                },
                 "roleArn": "arn:aws:iam::000000000000:role/eks-cluster",
-            }, None
+            }
         if args.token == "aws:iam/getPolicyDocument:getPolicyDocument":
-            return {"json": json.dumps({"Version": "2012-10-17", "Statement": []})}, None
-        return {}, None
+            return {"json": json.dumps({"Version": "2012-10-17", "Statement": []})}
+        if args.token == "aws:ec2/getSubnets:getSubnets":
+            # Subnet zones are unknown offline: answer a zone-filtered lookup with the first candidate subnet.
+            filters = {f.get("name"): list(f.get("values") or []) for f in args.args.get("filters") or []}
+            ids = filters.get("subnet-id", ["subnet-00000000"])[:1]
+            return {"id": "us-east-1", "ids": ids, "filters": args.args.get("filters") or []}
+        return {}
 
 
 class _RecordingMonitor(pmocks.MockMonitor):

@@ -140,6 +140,16 @@ def node_group_name(cluster: str, pool: str) -> str:
     return f"{cluster}-{pool}"
 
 
+def launch_template_prefix(cluster: str, pool: str) -> str:
+    """A prefix, not a name: a pool's launch template is replaced when its instance type changes, and the
+    new one must exist before the old one goes (AWS adds a unique suffix)."""
+    return f"{node_group_name(cluster, pool)}-"
+
+
+def placement_group_name(cluster: str, pool: str) -> str:
+    return node_group_name(cluster, pool)
+
+
 def workload_taint_value(workload: str) -> str:
     return workload
 

@@ -20,6 +20,8 @@ MAX_PODS_PER_NODE = 110
 DAEMONSET_CPU_MILLIS = 1000
 DAEMONSET_MEMORY_MIB = 2048
 EVICTION_MEMORY_MIB = 100
+# Nodes an EKS managed node group replaces at once during a version update.
+NODE_UPDATE_MAX_UNAVAILABLE = 1
 
 
 def reserved_cpu_millis(vcpus: int) -> int:
@@ -90,6 +92,29 @@ class PoolPlan:
     @property
     def tolerations(self) -> list[dict[str, str]]:
         return [t.toleration() for t in self.taints]
+
+    @property
+    def reserved_capacity(self) -> bool:
+        """Capacity held for us (capacity block or on-demand capacity reservation): no spare instances exist
+        beyond the reservation, so nothing may rely on launching extra nodes (surge updates, other zones)."""
+        return self.capacity_type in ("capacity-block", "capacity-reservation")
+
+    @property
+    def node_update_strategy(self) -> str:
+        """EKS managed node group update strategy. DEFAULT launches replacement nodes before terminating old
+        ones, which a full reservation cannot serve; MINIMAL terminates first (EKS API reference,
+        NodegroupUpdateConfig.updateStrategy: "useful when constrained to resources ... such as GPUs")."""
+        return "MINIMAL" if self.reserved_capacity else "DEFAULT"
+
+    @property
+    def node_update_max_unavailable(self) -> int:
+        """Nodes replaced at once during a node group version update: GPU nodes are few and expensive, so one."""
+        return NODE_UPDATE_MAX_UNAVAILABLE
+
+    @property
+    def local_nvme(self) -> bool:
+        """The instance type has local NVMe instance store, to be striped (RAID0) for container storage."""
+        return self.nvme_gb > 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +224,20 @@ class Plan:
 
     def allocated_units(self, pool: str) -> int:
         return sum(q.nominal for t in self.teams for q in t.quotas if q.pool == pool)
+
+    @property
+    def platform_tags(self) -> dict[str, str]:
+        """AWS tags on everything the platform creates in the cloud: who manages it, which environment and cluster."""
+        return {
+            cv.TAG_PLATFORM: cv.MANAGED_BY_VALUE,
+            cv.TAG_ENVIRONMENT: self.environment,
+            cv.TAG_CLUSTER: self.cluster.name,
+        }
+
+    def pool_tags(self, pool: PoolPlan) -> dict[str, str]:
+        """AWS tags of a pool's resources: the pool's node labels become cost-allocation tags under the same
+        keys, so a bill splits by accelerator, workload and sharing exactly like the scheduler does."""
+        return {**pool.labels, **self.platform_tags}
 
 
 def _resource_name(pool: Pool) -> str:
