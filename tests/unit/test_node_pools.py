@@ -1,0 +1,355 @@
+"""GPU node pools on EKS under mocks: what `pulumi up` would create for each pool, and what it must not.
+
+Expectations come from the plan, the catalog and conventions (or are AWS facts stated as such); the
+renders are the cached runs of the real program from conftest.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import dataclasses
+import email
+import functools
+import tomllib
+from typing import Any
+
+import pytest
+import yaml
+
+from gpu_platform import catalog, conventions as cv
+
+from tests.conftest import plan_of, render_config, rendered, stack_doc
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
+POOL_COMPONENT = "gpu-platform:node_pools:GpuNodePool"
+ROLE = "aws:iam/role:Role"
+ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+CLUSTER = "aws:eks/cluster:Cluster"
+
+# AWS facts: the EKS node group capacity types, and the AWS managed policies every EKS node needs
+# (EKS user guide, "Amazon EKS node IAM role").
+EKS_CAPACITY = {"on-demand": "ON_DEMAND", "spot": "SPOT", "capacity-reservation": "ON_DEMAND", "capacity-block": "CAPACITY_BLOCK"}
+NODE_POLICIES = {
+    "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+}
+NODE_ROLE_ARN = "arn:aws:iam::123456789012:role/existing-gpu-nodes"
+
+
+def res(stack: str, type_: str, name: str):
+    return rendered(stack).one(type_, f"np-{name}")
+
+
+@functools.cache
+def variant():
+    """Staging with the switches flipped: control plane created here, a given node role, the EFA pool's
+    placement group off, and a Bottlerocket pool. One render shared by the tests below."""
+    config = copy.deepcopy(stack_doc("staging")["config"])
+    platform = config["gpu-platform:platform"]
+    platform["cluster"]["create"] = True
+    platform["cluster"]["nodeRoleArn"] = NODE_ROLE_ARN
+    by_name = {p["name"]: p for p in platform["pools"]}
+    by_name["h100-train"]["placementGroup"] = False
+    by_name["a10g-dev"]["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
+    return render_config(config, stack="staging"), platform
+
+
+def test_every_pool_gets_exactly_its_node_group_and_launch_template():
+    plan = plan_of("prod")
+    r = rendered("prod")
+    names = {f"np-{p.name}" for p in plan.pools}
+    assert {x.name for x in r.by_type(NODE_GROUP)} == names
+    assert {x.name for x in r.by_type(LAUNCH_TEMPLATE)} == names
+    assert len(r.by_type(NODE_GROUP)) == len(r.by_type(LAUNCH_TEMPLATE)) == len(plan.pools)
+    for pool in plan.pools:
+        component = r.one(POOL_COMPONENT, f"np-{pool.name}")
+        ng, lt = res("prod", NODE_GROUP, pool.name), res("prod", LAUNCH_TEMPLATE, pool.name)
+        assert component.parent == "node-pools"
+        assert ng.parent == lt.parent == component.name
+        assert ng.inputs["nodeGroupName"] == cv.node_group_name(plan.cluster.name, pool.name)
+        assert ng.inputs["clusterName"] == plan.cluster.name
+        # The node group runs on its own template (the mock gives every resource the id "<name>-id").
+        assert ng.inputs["launchTemplate"]["id"] == f"{lt.name}-id"
+        assert lt.name in ng.options["dependencies"]
+        # The instance type is named exactly once, in the template (EKS rejects it in both places).
+        assert lt.inputs["instanceType"] == pool.instance_type
+        assert "instanceTypes" not in ng.inputs
+        assert ng.inputs["amiType"] == pool.ami_type
+        assert ng.inputs["version"] == plan.cluster.kubernetes_version
+        assert ng.inputs["scalingConfig"] == {
+            "minSize": pool.min_nodes, "maxSize": pool.max_nodes, "desiredSize": pool.desired_nodes,
+        }
+        assert ng.inputs["nodeRepairConfig"] == {"enabled": True}
+
+
+def test_efa_interface_counts_equal_the_catalog():
+    plan = plan_of("prod")
+    efa_pools = [p for p in plan.pools if p.fabric == "efa"]
+    assert efa_pools, "prod must exercise EFA"
+    for pool in plan.pools:
+        lt = res("prod", LAUNCH_TEMPLATE, pool.name)
+        it = catalog.INSTANCE_TYPES[pool.instance_type]
+        interfaces = lt.inputs.get("networkInterfaces")
+        if pool.fabric != "efa":
+            assert interfaces is None, f"{pool.name}: ethernet pools keep EKS's default interface"
+            continue
+        assert len(interfaces) == it.network_cards, pool.name
+        assert [i["networkCardIndex"] for i in interfaces] == list(range(it.network_cards))
+        first, *rest = interfaces
+        assert (first["interfaceType"], first["deviceIndex"]) == ("efa", 0)
+        secondary = "efa-only" if it.efa_only_interfaces else "efa"
+        assert all((i["interfaceType"], i["deviceIndex"]) == (secondary, 1) for i in rest), pool.name
+        # EKS drops its cluster security group once a template names any: every interface carries one.
+        groups = {tuple(i["securityGroups"]) for i in interfaces}
+        assert len(groups) == 1 and all(groups.pop()), pool.name
+        assert all("subnetId" not in i for i in interfaces), "EKS forbids subnets in template interfaces"
+
+
+def test_capacity_block_and_reservation_wiring():
+    plan = plan_of("prod")
+    assert {p.capacity_type for p in plan.pools} == set(EKS_CAPACITY), "prod must exercise every capacity type"
+    for pool in plan.pools:
+        ng, lt = res("prod", NODE_GROUP, pool.name), res("prod", LAUNCH_TEMPLATE, pool.name)
+        assert ng.inputs["capacityType"] == EKS_CAPACITY[pool.capacity_type], pool.name
+        market = lt.inputs.get("instanceMarketOptions")
+        target = (lt.inputs.get("capacityReservationSpecification") or {}).get("capacityReservationTarget")
+        if pool.capacity_type == "capacity-block":
+            assert market == {"marketType": "capacity-block"}
+        else:
+            assert market is None, pool.name
+        if pool.capacity_type in ("capacity-block", "capacity-reservation"):
+            assert target == {"capacityReservationId": pool.reservation_id}
+            # No spare instances beyond the reservation: old nodes go before new ones launch.
+            assert ng.inputs["updateConfig"]["updateStrategy"] == "MINIMAL"
+        else:
+            assert target is None, pool.name
+            assert ng.inputs["updateConfig"]["updateStrategy"] == "DEFAULT"
+        assert ng.inputs["updateConfig"]["maxUnavailable"] == pool.node_update_max_unavailable
+
+
+def test_single_zone_pools_only_get_subnets_of_their_zone():
+    plan = plan_of("prod")
+    subnets = set(plan.cluster.subnet_ids)
+    assert any(p.availability_zone for p in plan.pools) and any(not p.availability_zone for p in plan.pools)
+    for pool in plan.pools:
+        got = res("prod", NODE_GROUP, pool.name).inputs["subnetIds"]
+        if pool.availability_zone:
+            # The zone lookup is mocked to answer with one of the candidates; what matters is that the
+            # pool is not simply handed every subnet of the cluster.
+            assert got and set(got) < subnets, pool.name
+        else:
+            assert sorted(got) == sorted(subnets), pool.name
+
+
+@pytest.mark.parametrize("stack", ["prod", "staging"])
+def test_placement_groups_only_where_the_plan_says(stack: str):
+    plan = plan_of(stack)
+    r = rendered(stack)
+    wanted = {f"np-{p.name}" for p in plan.pools if p.placement_group}
+    assert {x.name for x in r.by_type(PLACEMENT_GROUP)} == wanted
+    for pool in plan.pools:
+        placement = res(stack, LAUNCH_TEMPLATE, pool.name).inputs.get("placement")
+        if pool.placement_group:
+            pg = res(stack, PLACEMENT_GROUP, pool.name)
+            assert pg.inputs["strategy"] == "cluster"
+            assert pg.inputs["name"] == cv.placement_group_name(plan.cluster.name, pool.name)
+            assert placement == {"groupName": pg.inputs["name"]}
+        else:
+            assert placement is None, pool.name
+
+
+def test_placement_group_defaults_and_switch():
+    # Facts of the stacks: staging's on-demand EFA pool gets one; prod's EFA pools are reservations made
+    # outside any placement group, so they get none; and the switch turns staging's off.
+    assert {x.name for x in rendered("staging").by_type(PLACEMENT_GROUP)} == {"np-h100-train"}
+    assert rendered("prod").by_type(PLACEMENT_GROUP) == []
+    r, _ = variant()
+    assert r.by_type(PLACEMENT_GROUP) == []
+    assert "placement" not in r.one(LAUNCH_TEMPLATE, "np-h100-train").inputs
+
+
+def test_labels_and_taints_exactly_as_conventions_spell_them():
+    plan = plan_of("prod")
+    sharing_modes = {p.sharing_mode for p in plan.pools}
+    assert {"mig", "time-slicing", "full"} <= sharing_modes
+    for pool in plan.pools:
+        ng = res("prod", NODE_GROUP, pool.name)
+        labels = ng.inputs["labels"]
+        assert labels == dict(pool.node_labels)
+        assert labels[cv.POOL] == pool.name
+        assert labels[cv.ACCELERATOR] == pool.accelerator
+        assert labels[cv.FABRIC] == pool.fabric
+        assert labels[cv.WORKLOAD] == pool.workload
+        assert labels[cv.SHARING] == cv.sharing_value(pool.sharing_mode, pool.mig_profile, pool.replicas)
+        it = catalog.INSTANCE_TYPES[pool.instance_type]
+        form = catalog.ACCELERATORS[pool.accelerator].form_factor
+        assert labels[cv.TOPOLOGY] == cv.topology_value(it.gpus, form, it.interconnect)
+        if pool.sharing_mode == "mig":
+            assert labels[cv.MIG_CONFIG_LABEL] == cv.mig_config_name(pool.mig_profile)
+        else:
+            assert cv.MIG_CONFIG_LABEL not in labels
+        if pool.sharing_mode == "time-slicing":
+            assert labels[cv.DEVICE_PLUGIN_CONFIG_LABEL] == cv.device_plugin_config_name(pool.name)
+        else:
+            assert cv.DEVICE_PLUGIN_CONFIG_LABEL not in labels
+        taints = sorted((t["key"], t["value"], t["effect"]) for t in ng.inputs["taints"])
+        assert taints == sorted([
+            (cv.GPU_TAINT_KEY, cv.GPU_TAINT_VALUE, "NO_SCHEDULE"),
+            (cv.WORKLOAD_TAINT_KEY, cv.workload_taint_value(pool.workload), "NO_SCHEDULE"),
+        ])
+
+
+def test_pool_labels_are_cost_tags_on_everything_a_pool_launches():
+    plan = plan_of("prod")
+    for pool in plan.pools:
+        expected = {key: pool.labels[key] for key in cv.POOL_LABEL_KEYS}
+        expected.update({
+            cv.TAG_PLATFORM: cv.MANAGED_BY_VALUE,
+            cv.TAG_ENVIRONMENT: plan.environment,
+            cv.TAG_CLUSTER: plan.cluster.name,
+        })
+        ng, lt = res("prod", NODE_GROUP, pool.name), res("prod", LAUNCH_TEMPLATE, pool.name)
+        assert ng.inputs["tags"] == expected
+        assert lt.inputs["tags"] == expected
+        specs = {s["resourceType"]: s["tags"] for s in lt.inputs["tagSpecifications"]}
+        assert {"instance", "volume"} <= set(specs)
+        assert all(tags == expected for tags in specs.values())
+
+
+def test_launch_template_basics():
+    plan = plan_of("prod")
+    for pool in plan.pools:
+        lt = res("prod", LAUNCH_TEMPLATE, pool.name)
+        # IMDSv2 only, reachable from pods one hop behind the node (EKS user guide, launch templates).
+        assert lt.inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required", "httpPutResponseHopLimit": 2}
+        (volume,) = lt.inputs["blockDeviceMappings"]
+        assert volume["deviceName"] == "/dev/xvda"  # AL2023's root volume
+        assert volume["ebs"]["volumeSize"] == pool.root_volume_gib
+        assert volume["ebs"]["encrypted"] == "true"
+        assert lt.inputs["namePrefix"] == cv.launch_template_prefix(plan.cluster.name, pool.name)
+
+
+def _mime_node_configs(user_data_b64: str) -> list[dict[str, Any]]:
+    message = email.message_from_string(base64.b64decode(user_data_b64).decode())
+    assert message.is_multipart()
+    return [
+        yaml.safe_load(part.get_payload())
+        for part in message.walk()
+        if part.get_content_type() == "application/node.eks.aws"
+    ]
+
+
+def test_local_nvme_is_raid0_through_nodeadm():
+    plan = plan_of("prod")
+    assert all(p.nvme_gb > 0 for p in plan.pools)
+    for pool in plan.pools:
+        (config,) = _mime_node_configs(res("prod", LAUNCH_TEMPLATE, pool.name).inputs["userData"])
+        assert config["apiVersion"] == "node.eks.aws/v1alpha1" and config["kind"] == "NodeConfig"
+        assert config["spec"] == {"instance": {"localStorage": {"strategy": "RAID0"}}}
+
+
+def test_no_local_storage_setup_without_nvme():
+    from components.node_pools import user_data
+
+    pool = plan_of("prod").pools[0]
+    assert user_data(pool) is not None
+    assert user_data(dataclasses.replace(pool, nvme_gb=0)) is None
+
+
+def test_bottlerocket_pools_get_toml_ephemeral_storage_and_their_data_volume():
+    r, _ = variant()
+    lt = r.one(LAUNCH_TEMPLATE, "np-a10g-dev")
+    settings = tomllib.loads(base64.b64decode(lt.inputs["userData"]).decode())
+    (command,) = settings["settings"]["bootstrap-commands"].values()
+    assert ["apiclient", "ephemeral-storage", "init"] in command["commands"]
+    assert command["essential"] is True
+    assert lt.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"  # Bottlerocket's data volume
+    assert r.one(NODE_GROUP, "np-a10g-dev").inputs["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA"
+
+
+def test_desired_size_belongs_to_the_autoscaler_and_prod_is_protected():
+    for stack, protected in (("prod", True), ("staging", False)):
+        for ng in rendered(stack).by_type(NODE_GROUP):
+            assert "scalingConfig.desiredSize" in ng.options["ignoreChanges"], ng.name
+            assert ng.options["protect"] is protected, (stack, ng.name)
+
+
+def test_instance_type_change_is_a_replacement():
+    r = rendered("prod")
+    for lt in r.by_type(LAUNCH_TEMPLATE):
+        assert "instanceType" in lt.options["replaceOnChanges"]
+    for ng in r.by_type(NODE_GROUP):
+        assert "launchTemplate.id" in ng.options["replaceOnChanges"]
+        # Node group names are fixed, so the old group has to go before its replacement is created.
+        assert ng.options["deleteBeforeReplace"] is True
+
+
+def test_node_role_made_here_with_the_eks_node_policies():
+    r = rendered("prod")
+    (role,) = [x for x in r.by_type(ROLE) if x.name == "np-node-role"]
+    assert "ec2.amazonaws.com" in role.inputs["assumeRolePolicy"]
+    attachments = [x for x in r.by_type(ATTACHMENT) if x.parent == "node-pools"]
+    assert {a.inputs["policyArn"] for a in attachments} == NODE_POLICIES
+    for ng in r.by_type(NODE_GROUP):
+        assert {a.name for a in attachments} <= set(ng.options["dependencies"]), ng.name
+    assert r.by_type(CLUSTER) == [], "prod attaches to an existing cluster"
+
+
+def test_given_node_role_and_created_cluster():
+    r, platform = variant()
+    assert r.by_type(ROLE) == [r.one(ROLE, "np-cluster-role")], "no node role when nodeRoleArn is given"
+    (cluster,) = r.by_type(CLUSTER)
+    assert cluster.inputs["name"] == platform["cluster"]["name"]
+    assert cluster.inputs["version"] == platform["cluster"]["kubernetesVersion"]
+    assert cluster.inputs["vpcConfig"]["subnetIds"] == platform["cluster"]["subnetIds"]
+    assert cluster.options["protect"] is False  # staging
+    for ng in r.by_type(NODE_GROUP):
+        assert ng.inputs["nodeRoleArn"] == NODE_ROLE_ARN
+        assert cluster.name in ng.options["dependencies"]
+
+
+def test_kubeconfig_reaches_the_looked_up_cluster_with_aws_get_token():
+    (provider,) = rendered("prod").by_type("pulumi:providers:kubernetes")
+    config = yaml.safe_load(provider.inputs["kubeconfig"])
+    plan = plan_of("prod")
+    (user,) = config["users"]
+    assert user["user"]["exec"]["command"] == "aws"
+    args = user["user"]["exec"]["args"]
+    assert args[args.index("--cluster-name") + 1] == plan.cluster.name
+    assert args[args.index("--region") + 1] == plan.region
+    (cluster,) = config["clusters"]
+    assert cluster["cluster"]["server"].startswith("https://")
+
+
+def test_local_stack_makes_no_aws_resource():
+    r = rendered("local")
+    assert [x.type for x in r.resources if x.type.startswith("aws:")] == []
+    assert not any(x.type.startswith("gpu-platform:node_pools:") for x in r.resources)
+
+
+def test_exports_per_pool():
+    """What `pulumi stack output nodePools` shows: node group, GPU capacity, labels and taints."""
+    import pulumi
+
+    from components.node_pools import NodePools
+    from components.render import run_program
+
+    plan = plan_of("prod")
+    seen: dict[str, Any] = {}
+
+    def program() -> None:
+        pulumi.Output.from_input(NodePools("node-pools", plan).exports()).apply(seen.update)
+
+    run_program(program, "prod", {})
+    out = seen["nodePools"]
+    assert set(out) == {p.name for p in plan.pools}
+    for pool in plan.pools:
+        got = out[pool.name]
+        assert got["nodeGroup"] == cv.node_group_name(plan.cluster.name, pool.name)
+        assert got["capacityGpus"] == pool.max_nodes * catalog.INSTANCE_TYPES[pool.instance_type].gpus
+        assert got["labels"] == dict(pool.node_labels)
+        assert got["taints"] == [t.to_k8s() for t in pool.taints]
