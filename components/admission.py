@@ -1,20 +1,265 @@
-"""Placeholder until its issue lands: registers nothing."""
+"""Admission: guardrails for what tenants submit with kubectl, which the Pulumi policy pack never sees.
+
+One ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1, CEL, evaluated in the API server) and its
+binding, scoped to tenant namespaces (those carrying the team label). For Pods, batch Jobs and CronJobs,
+and the workload APIs of the configured Kueue integrations (JobSet, Deployment, PyTorchJob, Ray...):
+
+- a workload that asks for GPUs names a Kueue queue (`kueue.x-k8s.io/queue-name`), so it is queued
+  and counted against its team's ClusterQueue instead of landing on a node directly;
+- GPUs are requested in limits, as whole numbers; a GPU request, if given, equals the limit;
+- no hostNetwork, hostPID or hostIPC.
+
+Queue label and ownership: the label belongs on the object Kueue manages (a Job, a JobSet, a Deployment;
+for a CronJob, its jobTemplate). Objects that a controller owns (the Pods of a Job, the Jobs of a JobSet
+or CronJob) are exempt from the queue rule, because their owner was checked when it was admitted and
+Kueue does not label them; they still get the resource and host-namespace checks. A bare Pod (no
+controller) is its own top-level workload and must carry the label (Kueue's plain-pod integration).
+
+Objects being deleted are not checked, so finalizers can always be removed.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
+from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
+
+COMPONENT_VALUE = "admission"
+
+
+@dataclass(frozen=True)
+class WorkloadShape:
+    """Where a kind keeps its pod specs and the labels Kueue reads the queue name from, as CEL."""
+
+    pod_specs: str
+    queue_labels_owner: str = "object.metadata"
+
+
+# Pod templates per kind (each project's API: core/v1, batch/v1, apps/v1, jobset v1alpha2, LWS v1,
+# Kubeflow training-operator v1, KubeRay v1). CronJob: Kueue reads the label from the jobTemplate's
+# metadata (Kueue docs, "Run a CronJob").
+SHAPES: dict[str, WorkloadShape] = {
+    "Pod": WorkloadShape("[object.spec]"),
+    "Job": WorkloadShape("[object.spec.template.spec]"),
+    "CronJob": WorkloadShape("[object.spec.jobTemplate.spec.template.spec]", "object.spec.jobTemplate.metadata"),
+    "Deployment": WorkloadShape("[object.spec.template.spec]"),
+    "StatefulSet": WorkloadShape("[object.spec.template.spec]"),
+    "JobSet": WorkloadShape(
+        "(has(object.spec.replicatedJobs) ? object.spec.replicatedJobs.map(r, r.template.spec.template.spec) : [])"
+    ),
+    "LeaderWorkerSet": WorkloadShape(
+        "[object.spec.leaderWorkerTemplate.workerTemplate.spec] + "
+        "(has(object.spec.leaderWorkerTemplate.leaderTemplate) ? "
+        "[object.spec.leaderWorkerTemplate.leaderTemplate.spec] : [])"
+    ),
+    "PyTorchJob": WorkloadShape(
+        "object.spec.pytorchReplicaSpecs.map(k, object.spec.pytorchReplicaSpecs[k].template.spec)"
+    ),
+    "RayCluster": WorkloadShape(
+        "[object.spec.headGroupSpec.template.spec] + "
+        "(has(object.spec.workerGroupSpecs) ? object.spec.workerGroupSpecs.map(w, w.template.spec) : [])"
+    ),
+    "RayJob": WorkloadShape(
+        "(has(object.spec.rayClusterSpec) ? [object.spec.rayClusterSpec.headGroupSpec.template.spec] + "
+        "(has(object.spec.rayClusterSpec.workerGroupSpecs) ? "
+        "object.spec.rayClusterSpec.workerGroupSpecs.map(w, w.template.spec) : []) : [])"
+    ),
+}
+
+# Always matched, whatever the integrations: plain Pods (where every GPU container ends up) and batch Jobs.
+ALWAYS = ("pod", "batch/job")
+
+
+def matched_apis(plan: Plan) -> list[tuple[str, str, str, str]]:
+    """(group, version, plural, kind) the policy matches: Pods, Jobs, CronJobs, plus each configured Kueue
+    integration whose workload shape we know. A kind whose CRD is not installed simply never matches."""
+    out: list[tuple[str, str, str, str]] = []
+    for name in (*ALWAYS, *plan.spec.addons.kueue.integrations):
+        for api in cv.KUEUE_INTEGRATION_APIS.get(name, ()):
+            if api[3] in SHAPES and api not in out:
+                out.append(api)
+    return out
+
+
+def cel_string(value: str) -> str:
+    """A CEL single-quoted string literal."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def is_gpu(var: str) -> str:
+    """CEL twin of conventions.is_gpu_resource for the resource name in `var`."""
+    return (
+        f"({var} == {cel_string(cv.GPU_RESOURCE)} || {var} == {cel_string(cv.SHARED_GPU_RESOURCE)} || "
+        f"{var}.startsWith({cel_string(cv.MIG_RESOURCE_PREFIX)}))"
+    )
+
+
+def containers(spec: str) -> str:
+    """Every container of a pod spec that can hold resources (ephemeral containers cannot)."""
+    return f"({spec}.containers + ({_has(spec, 'initContainers')} ? {spec}.initContainers : []))"
+
+
+def _has(obj: str, field: str) -> str:
+    return f"has({obj}.{field})"
+
+
+def quantity(expr: str) -> str:
+    # Built-in objects reach CEL with quantities as strings; custom resources may carry plain numbers.
+    return f"quantity(string({expr}))"
+
+
+def _kind_switch(values: dict[str, str], default: str) -> str:
+    expr = default
+    for kind, value in reversed(list(values.items())):
+        expr = f"(request.kind.kind == {cel_string(kind)} ? {value} : {expr})"
+    return expr
+
+
+def variables(apis: list[tuple[str, str, str, str]]) -> list[dict[str, str]]:
+    kinds = [api[3] for api in apis]
+    pod_specs = _kind_switch({k: SHAPES[k].pod_specs for k in kinds}, "[]")
+    owners = {k: SHAPES[k].queue_labels_owner for k in kinds}
+    queue_labels = _kind_switch(
+        {
+            k: f"(has({owner}) && has({owner}.labels) ? {owner}.labels : {{}})"
+            for k, owner in owners.items() if owner != "object.metadata"
+        },
+        "(has(object.metadata.labels) ? object.metadata.labels : {})",
+    )
+    q = cel_string(cv.QUEUE_NAME_LABEL)
+    asks_gpu = (
+        "has(c.resources) && ("
+        f"(has(c.resources.limits) && c.resources.limits.exists(r, {is_gpu('r')})) || "
+        f"(has(c.resources.requests) && c.resources.requests.exists(r, {is_gpu('r')})))"
+    )
+    return [
+        {"name": "podSpecs", "expression": pod_specs},
+        {"name": "requestsGpus", "expression": f"variables.podSpecs.exists(s, {containers('s')}.exists(c, {asks_gpu}))"},
+        {"name": "controlled", "expression": (
+            "has(object.metadata.ownerReferences) && "
+            "object.metadata.ownerReferences.exists(o, has(o.controller) && o.controller == true)"
+        )},
+        {"name": "queueLabels", "expression": queue_labels},
+        {"name": "queueName", "expression": f"{q} in variables.queueLabels ? string(variables.queueLabels[{q}]) : ''"},
+    ]
+
+
+def validations() -> list[dict[str, str]]:
+    q = cv.QUEUE_NAME_LABEL
+    gpu_limits_integer = (
+        "!has(c.resources) || !has(c.resources.limits) || c.resources.limits.all(r, "
+        f"!{is_gpu('r')} || (isQuantity(string(c.resources.limits[r])) && "
+        f"{quantity('c.resources.limits[r]')}.isInteger()))"
+    )
+    gpu_requests_equal_limits = (
+        "!has(c.resources) || !has(c.resources.requests) || c.resources.requests.all(r, "
+        f"!{is_gpu('r')} || (has(c.resources.limits) && r in c.resources.limits && "
+        "isQuantity(string(c.resources.requests[r])) && isQuantity(string(c.resources.limits[r])) && "
+        f"{quantity('c.resources.requests[r]')}.compareTo({quantity('c.resources.limits[r]')}) == 0))"
+    )
+    host = (
+        "!(has(s.hostNetwork) && s.hostNetwork == true) && !(has(s.hostPID) && s.hostPID == true) && "
+        "!(has(s.hostIPC) && s.hostIPC == true)"
+    )
+    every_container = lambda rule: f"variables.podSpecs.all(s, {containers('s')}.all(c, {rule}))"  # noqa: E731
+    return [
+        {
+            "expression": "!variables.requestsGpus || variables.controlled || variables.queueName != ''",
+            "message": (
+                f"workloads that request GPUs must name a Kueue LocalQueue in the label {q} (each team "
+                f"namespace has one called {cv.LOCAL_QUEUE_NAME!r}; for a CronJob, on spec.jobTemplate.metadata)"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": every_container(gpu_limits_integer),
+            "message": "GPU resources (nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*) must be whole numbers",
+            "reason": "Invalid",
+        },
+        {
+            "expression": every_container(gpu_requests_equal_limits),
+            "message": "GPU resources belong in resources.limits; a GPU request, if set, must equal its limit",
+            "reason": "Invalid",
+        },
+        {
+            "expression": f"variables.podSpecs.all(s, {host})",
+            "message": "hostNetwork, hostPID and hostIPC are not allowed in tenant namespaces",
+            "reason": "Forbidden",
+        },
+    ]
+
+
+def resource_rules(apis: list[tuple[str, str, str, str]]) -> list[dict[str, Any]]:
+    by_gv: dict[tuple[str, str], list[str]] = {}
+    for group, version, plural, _kind in apis:
+        by_gv.setdefault((group, version), []).append(plural)
+    return [
+        {"apiGroups": [g], "apiVersions": [v], "resources": sorted(plurals), "operations": ["CREATE", "UPDATE"]}
+        for (g, v), plurals in sorted(by_gv.items())
+    ]
+
+
+def tenant_namespace_selector() -> dict[str, Any]:
+    """Namespaces carrying the team label: exactly the ones Tenancy makes (platform namespaces never do)."""
+    return {"matchExpressions": [{"key": cv.TEAM, "operator": "Exists"}]}
+
+
+def policy_spec(plan: Plan) -> dict[str, Any]:
+    apis = matched_apis(plan)
+    return {
+        # Fail closed: if the policy cannot be evaluated, the workload is not admitted.
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "resourceRules": resource_rules(apis),
+            "namespaceSelector": tenant_namespace_selector(),
+            "matchPolicy": "Equivalent",
+        },
+        "matchConditions": [
+            {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"},
+        ],
+        "variables": variables(apis),
+        "validations": validations(),
+    }
+
+
+def binding_spec() -> dict[str, Any]:
+    return {
+        "policyName": cv.TENANT_WORKLOAD_POLICY,
+        "validationActions": ["Deny"],
+        "matchResources": {"namespaceSelector": tenant_namespace_selector()},
+    }
 
 
 class Admission(pulumi.ComponentResource):
+    """The tenant workload policy and its binding (cluster scoped, independent of any addon)."""
+
     kubeconfig = None
 
     def __init__(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:admission:Admission", name, None, opts)
+        self.plan = plan
+        meta = {
+            "name": cv.TENANT_WORKLOAD_POLICY,
+            "labels": {cv.MANAGED_BY: cv.MANAGED_BY_VALUE, cv.COMPONENT: COMPONENT_VALUE},
+        }
+        self.policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+            "admission-tenant-workloads",
+            metadata=meta,
+            spec=policy_spec(plan),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.binding = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+            "admission-tenant-workloads",
+            metadata=meta,
+            spec=binding_spec(),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.policy]),
+        )
         self.register_outputs({})
 
     def exports(self) -> dict[str, Any]:
-        return {}
+        return {"admissionPolicies": [cv.TENANT_WORKLOAD_POLICY]}

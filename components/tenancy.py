@@ -1,18 +1,301 @@
-"""Placeholder until its issue lands: registers nothing."""
+"""Tenancy: what each team gets in each of its namespaces, and the cluster roles around them.
+
+Per team namespace: the Namespace (team, cost-center, environment and Pod Security labels), the Kueue
+LocalQueue that feeds the team's ClusterQueue, RoleBindings for the team's groups, a ResourceQuota and a
+LimitRange, and NetworkPolicies (default deny, then DNS, the namespace itself, scraping from monitoring
+and the team's configured egress). Cluster wide: the platform's batch-user ClusterRole (so RoleBindings
+work whether or not Kueue's chart, with its own kueue-batch-user-role, is installed), a queue-admin
+ClusterRole for the platform admins and a read-only queue-viewer ClusterRole for every tenant group.
+
+Tenant groups only ever get RoleBindings inside their own namespaces plus cluster-scoped read of queue
+objects: no cluster-scoped write, nothing in the platform namespaces. Every number and label comes from
+the plan; this module only shapes objects.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable, Mapping, Sequence
 
 import pulumi
+import pulumi_kubernetes as k8s
 
-from gpu_platform.plan import Plan
+from gpu_platform import conventions as cv
+from gpu_platform.plan import CONTAINER_DEFAULT_LIMIT, CONTAINER_DEFAULT_REQUEST, Plan, TeamPlan
+
+RBAC_GROUP = "rbac.authorization.k8s.io"
+KUEUE_GROUP = cv.KUEUE_API_VERSION.split("/")[0]
+KUEUE_VISIBILITY_GROUP = f"visibility.{KUEUE_GROUP}"
+COMPONENT_VALUE = "tenancy"
+
+# Verbs spelled out (no "*"): a wildcard would silently grant verbs added to Kubernetes later.
+READ = ["get", "list", "watch"]
+WRITE = ["create", "delete", "get", "list", "patch", "update", "watch"]
+
+# Kueue's cluster-scoped queue objects, and the namespaced ones platform admins also manage.
+# (Kueue v0.19 CRDs in ../shared/crds/kueue-v0.19.2: scope Cluster except LocalQueue and Workload.)
+KUEUE_CLUSTER_RESOURCES = (
+    "admissionchecks", "clusterqueues", "cohorts", "resourceflavors", "topologies", "workloadpriorityclasses",
+)
+KUEUE_ADMIN_NAMESPACED_RESOURCES = ("localqueues", "workloads")
+KUEUE_STATUS_SUBRESOURCES = (
+    "admissionchecks/status", "clusterqueues/status", "cohorts/status", "localqueues/status", "workloads/status",
+)
+
+
+def labels(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    return {**(extra or {}), cv.MANAGED_BY: cv.MANAGED_BY_VALUE, cv.COMPONENT: COMPONENT_VALUE}
+
+
+def group_subjects(groups: Iterable[str]) -> list[dict[str, str]]:
+    return [{"kind": "Group", "apiGroup": RBAC_GROUP, "name": g} for g in groups]
+
+
+def namespace_labels(plan: Plan, team: TeamPlan) -> dict[str, str]:
+    """Team labels from the plan, plus Pod Security admission: enforce the team's level, warn and audit at
+    restricted so a baseline team sees what would break under restricted, all pinned to the cluster's
+    minor version so an upgrade does not tighten the rules by surprise."""
+    psa = {
+        cv.PSA_ENFORCE: team.pod_security,
+        cv.PSA_ENFORCE_VERSION: plan.psa_version,
+        cv.PSA_WARN: cv.PSA_RESTRICTED,
+        cv.PSA_WARN_VERSION: plan.psa_version,
+        cv.PSA_AUDIT: cv.PSA_RESTRICTED,
+        cv.PSA_AUDIT_VERSION: plan.psa_version,
+    }
+    return labels({**team.namespace_labels, **psa})
+
+
+def workload_apis(plan: Plan) -> list[tuple[str, str, str, str]]:
+    """(group, version, plural, kind) of batch Jobs plus every configured Kueue integration's workload API."""
+    names = ["batch/job", *plan.spec.addons.kueue.integrations]
+    out: list[tuple[str, str, str, str]] = []
+    for name in names:
+        for api in cv.KUEUE_INTEGRATION_APIS.get(name, ()):
+            if api not in out:
+                out.append(api)
+    return out
+
+
+def batch_user_rules(plan: Plan) -> list[dict[str, Any]]:
+    """Kueue's batch user (its docs, "Setup RBAC": manage Jobs, view LocalQueues and Workloads), without
+    relying on Kueue's chart. Core and apps workloads (pods, deployments) come with `edit`/`admin`, which
+    this role is always bound next to; batch Jobs and the integrations' CRDs (JobSet, PyTorchJob, Ray...)
+    are granted here because `edit` does not aggregate CRDs unless their charts label roles for it."""
+    by_group: dict[str, list[str]] = {}
+    for group, _version, plural, _kind in workload_apis(plan):
+        if group in ("", "apps"):
+            continue
+        by_group.setdefault(group, []).append(plural)
+    rules: list[dict[str, Any]] = []
+    for group, plurals in sorted(by_group.items()):
+        rules.append({"apiGroups": [group], "resources": sorted(plurals), "verbs": WRITE})
+        rules.append({"apiGroups": [group], "resources": sorted(f"{p}/status" for p in plurals), "verbs": ["get"]})
+    rules += [
+        {"apiGroups": [KUEUE_GROUP], "resources": ["localqueues", "workloads"], "verbs": READ},
+        {"apiGroups": [KUEUE_GROUP], "resources": ["localqueues/status", "workloads/status"], "verbs": ["get"]},
+        # Pending workloads of a LocalQueue, in order (Kueue's visibility API).
+        {"apiGroups": [KUEUE_VISIBILITY_GROUP], "resources": ["localqueues/pendingworkloads"], "verbs": READ},
+    ]
+    return rules
+
+
+def queue_admin_rules() -> list[dict[str, Any]]:
+    """Platform admins run the queue model: flavors, cohorts, cluster and local queues, priorities,
+    topologies, admission checks, and workloads (to deactivate or evict one)."""
+    return [
+        {"apiGroups": [KUEUE_GROUP], "resources": [*KUEUE_CLUSTER_RESOURCES, *KUEUE_ADMIN_NAMESPACED_RESOURCES],
+         "verbs": WRITE},
+        {"apiGroups": [KUEUE_GROUP], "resources": list(KUEUE_STATUS_SUBRESOURCES), "verbs": ["get"]},
+        {"apiGroups": [KUEUE_VISIBILITY_GROUP],
+         "resources": ["clusterqueues/pendingworkloads", "localqueues/pendingworkloads"], "verbs": READ},
+    ]
+
+
+def queue_viewer_rules() -> list[dict[str, Any]]:
+    """Read-only view of the cluster-scoped queue objects, so a tenant can see its ClusterQueue's quota and
+    usage, the cohort tree and the priority class names it may use. Nothing namespaced."""
+    return [
+        {"apiGroups": [KUEUE_GROUP], "resources": list(KUEUE_CLUSTER_RESOURCES), "verbs": READ},
+        {"apiGroups": [KUEUE_GROUP], "resources": ["clusterqueues/status", "cohorts/status"], "verbs": ["get"]},
+    ]
+
+
+def network_policy_specs(plan: Plan, team: TeamPlan) -> dict[str, dict[str, Any]]:
+    """Name -> NetworkPolicy spec. Policies are additive: the default deny selects every pod for both
+    directions, each allow opens one path. EFA (OS-bypass) traffic between training pods does not pass
+    through the kernel's IP stack, so NCCL over EFA is not filtered; its TCP bootstrap stays in-namespace."""
+    everything: dict[str, Any] = {}
+    specs: dict[str, dict[str, Any]] = {
+        cv.NETWORK_POLICY_DEFAULT_DENY: {"podSelector": everything, "policyTypes": ["Ingress", "Egress"]},
+        cv.NETWORK_POLICY_ALLOW_DNS: {
+            "podSelector": everything,
+            "policyTypes": ["Egress"],
+            "egress": [{
+                "to": [{
+                    "namespaceSelector": {"matchLabels": {cv.NAMESPACE_NAME_LABEL: cv.KUBE_SYSTEM_NAMESPACE}},
+                    "podSelector": {"matchLabels": dict(cv.DNS_POD_LABELS)},
+                }],
+                "ports": [{"protocol": "UDP", "port": cv.DNS_PORT}, {"protocol": "TCP", "port": cv.DNS_PORT}],
+            }],
+        },
+        cv.NETWORK_POLICY_ALLOW_SAME_NAMESPACE: {
+            "podSelector": everything,
+            "policyTypes": ["Ingress", "Egress"],
+            "ingress": [{"from": [{"podSelector": everything}]}],
+            "egress": [{"to": [{"podSelector": everything}]}],
+        },
+        cv.NETWORK_POLICY_ALLOW_MONITORING: {
+            "podSelector": everything,
+            "policyTypes": ["Ingress"],
+            "ingress": [{"from": [{
+                "namespaceSelector": {"matchLabels": {cv.NAMESPACE_NAME_LABEL: cv.MONITORING_NAMESPACE}},
+            }]}],
+        },
+    }
+    if team.egress:
+        specs[cv.NETWORK_POLICY_ALLOW_EGRESS] = {
+            "podSelector": everything,
+            "policyTypes": ["Egress"],
+            "egress": [
+                {"to": [{"ipBlock": {"cidr": e.cidr}}], "ports": [{"protocol": e.protocol, "port": p} for p in e.ports]}
+                for e in team.egress
+            ],
+        }
+    return specs
+
+
+def role_bindings(team: TeamPlan) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Tier -> (ClusterRole, groups), only for tiers that have groups (a binding to nobody is noise)."""
+    tiers = {
+        "admins": (cv.CLUSTER_ROLE_ADMIN, team.admin_groups),
+        "members": (cv.CLUSTER_ROLE_EDIT, team.member_groups),
+        "viewers": (cv.CLUSTER_ROLE_VIEW, team.viewer_groups),
+        "batch-users": (cv.BATCH_USER_CLUSTER_ROLE, tuple(dict.fromkeys(team.admin_groups + team.member_groups))),
+    }
+    return {tier: (role, groups) for tier, (role, groups) in tiers.items() if groups}
+
+
+def tenant_groups(plan: Plan) -> list[str]:
+    return sorted({g for t in plan.teams for g in (*t.admin_groups, *t.member_groups, *t.viewer_groups)})
 
 
 class Tenancy(pulumi.ComponentResource):
+    """Team namespaces with their queue, RBAC, quota, limits and network policy; the platform's roles."""
+
+    namespaces: dict[str, k8s.core.v1.Namespace]
+    local_queues: dict[str, k8s.apiextensions.CustomResource]
+
     def __init__(self, name: str, plan: Plan, queues: Any, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:tenancy:Tenancy", name, None, opts)
-        self.register_outputs({})
+        self.plan = plan
+        self.namespaces = {}
+        self.local_queues = {}
+        # Until the queues component exposes these, there is nothing to wait for.
+        cluster_queues: Mapping[str, pulumi.Resource] = getattr(queues, "cluster_queues", {}) or {}
+        queues_ready: list[pulumi.Resource] = list(getattr(queues, "ready", []) or [])
+
+        self.batch_user_role = self._cluster_roles()
+        for team in plan.teams:
+            for ns in team.namespaces:
+                self._namespace(team, ns, cluster_queues.get(team.name), queues_ready)
+        self.register_outputs({"namespaces": sorted(self.namespaces)})
+
+    # -- cluster wide -----------------------------------------------------------------------------------
+
+    def _cluster_roles(self) -> k8s.rbac.v1.ClusterRole:
+        child = pulumi.ResourceOptions(parent=self)
+        batch_user = k8s.rbac.v1.ClusterRole(
+            "tenancy-batch-user",
+            metadata={"name": cv.BATCH_USER_CLUSTER_ROLE, "labels": labels()},
+            rules=batch_user_rules(self.plan),
+            opts=child,
+        )
+        roles: list[tuple[str, str, list[dict[str, Any]], Sequence[str]]] = [
+            ("tenancy-queue-admin", cv.QUEUE_ADMIN_CLUSTER_ROLE, queue_admin_rules(), self.plan.cluster.platform_admins),
+            ("tenancy-queue-viewer", cv.QUEUE_VIEWER_CLUSTER_ROLE, queue_viewer_rules(), tenant_groups(self.plan)),
+        ]
+        for logical, role_name, rules, groups in roles:
+            role = k8s.rbac.v1.ClusterRole(
+                logical, metadata={"name": role_name, "labels": labels()}, rules=rules, opts=child,
+            )
+            if groups:
+                k8s.rbac.v1.ClusterRoleBinding(
+                    logical,
+                    metadata={"name": role_name, "labels": labels()},
+                    role_ref={"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role_name},
+                    subjects=group_subjects(groups),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[role]),
+                )
+        return batch_user
+
+    # -- per namespace ----------------------------------------------------------------------------------
+
+    def _namespace(
+        self,
+        team: TeamPlan,
+        ns: str,
+        cluster_queue: pulumi.Resource | None,
+        queues_ready: list[pulumi.Resource],
+    ) -> None:
+        plan = self.plan
+        # retain_on_delete: dropping a team (or a typo in its name) must not delete its namespace and with
+        # it every PVC and running job; its quota, RBAC and policies go, the namespace is left to an admin.
+        namespace = k8s.core.v1.Namespace(
+            f"tenant-{ns}",
+            metadata={"name": ns, "labels": namespace_labels(plan, team)},
+            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
+        )
+        self.namespaces[ns] = namespace
+        inside = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
+
+        def meta(name: str) -> dict[str, Any]:
+            return {"name": name, "namespace": ns, "labels": labels({cv.TEAM: team.name})}
+
+        k8s.core.v1.ResourceQuota(
+            f"tenant-{ns}-quota",
+            metadata=meta(cv.TENANT_QUOTA_NAME),
+            spec={"hard": dict(team.namespace_quota)},
+            opts=inside,
+        )
+        k8s.core.v1.LimitRange(
+            f"tenant-{ns}-limits",
+            metadata=meta(cv.TENANT_LIMIT_RANGE_NAME),
+            spec={"limits": [{
+                "type": "Container",
+                "defaultRequest": dict(CONTAINER_DEFAULT_REQUEST),
+                "default": dict(CONTAINER_DEFAULT_LIMIT),
+            }]},
+            opts=inside,
+        )
+        for policy, spec in network_policy_specs(plan, team).items():
+            k8s.networking.v1.NetworkPolicy(f"tenant-{ns}-{policy}", metadata=meta(policy), spec=spec, opts=inside)
+
+        for tier, (role, groups) in role_bindings(team).items():
+            deps: list[pulumi.Resource] = [namespace]
+            if role == cv.BATCH_USER_CLUSTER_ROLE:
+                deps.append(self.batch_user_role)
+            k8s.rbac.v1.RoleBinding(
+                f"tenant-{ns}-{tier}",
+                metadata=meta(cv.tenant_role_binding_name(tier)),
+                role_ref={"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role},
+                subjects=group_subjects(groups),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=deps),
+            )
+
+        # The LocalQueue is what users name in kueue.x-k8s.io/queue-name; it must not exist before the
+        # ClusterQueue it points at (Kueue marks it inactive) nor before Kueue's CRDs and webhook.
+        queue_deps: list[pulumi.Resource] = [namespace, *queues_ready]
+        if cluster_queue is not None:
+            queue_deps.append(cluster_queue)
+        self.local_queues[ns] = k8s.apiextensions.CustomResource(
+            f"tenant-{ns}-local-queue",
+            api_version=cv.KUEUE_API_VERSION,
+            kind="LocalQueue",
+            metadata=meta(cv.LOCAL_QUEUE_NAME),
+            spec={"clusterQueue": team.cluster_queue},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=queue_deps),
+        )
 
     def exports(self) -> dict[str, Any]:
-        return {}
+        """Where each team submits: namespace -> LocalQueue name (the queue-name label value)."""
+        return {"localQueues": {ns: cv.LOCAL_QUEUE_NAME for ns in sorted(self.namespaces)}}

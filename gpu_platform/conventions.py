@@ -158,3 +158,55 @@ def workload_taint_value(workload: str) -> str:
 TAG_PLATFORM = f"{PREFIX}/platform"
 TAG_ENVIRONMENT = ENVIRONMENT
 TAG_CLUSTER = f"{PREFIX}/cluster"
+
+# Tenancy: the objects in every tenant namespace and the cluster roles the platform makes.
+# The API server sets this label on every namespace (kubernetes.io/docs/reference/labels-annotations-taints).
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+KUBE_SYSTEM_NAMESPACE = "kube-system"
+# CoreDNS pods carry k8s-app=kube-dns on EKS and kubeadm clusters (the EKS coredns add-on keeps the label).
+DNS_POD_LABELS: dict[str, str] = {"k8s-app": "kube-dns"}
+DNS_PORT = 53
+# Pod Security level that warns and audits in every tenant namespace, whatever the enforced level.
+PSA_RESTRICTED = "restricted"
+TENANT_QUOTA_NAME = "tenant-quota"
+TENANT_LIMIT_RANGE_NAME = "container-defaults"
+NETWORK_POLICY_DEFAULT_DENY = "default-deny"
+NETWORK_POLICY_ALLOW_DNS = "allow-dns"
+NETWORK_POLICY_ALLOW_SAME_NAMESPACE = "allow-same-namespace"
+NETWORK_POLICY_ALLOW_MONITORING = "allow-monitoring-scrape"
+NETWORK_POLICY_ALLOW_EGRESS = "allow-configured-egress"
+# Kubernetes' user-facing ClusterRoles (kubernetes.io/docs/reference/access-authn-authz/rbac/#user-facing-roles).
+CLUSTER_ROLE_CLUSTER_ADMIN = "cluster-admin"
+CLUSTER_ROLE_ADMIN = "admin"
+CLUSTER_ROLE_EDIT = "edit"
+CLUSTER_ROLE_VIEW = "view"
+# The platform's own ClusterRoles (they exist whether or not Kueue's chart, with its kueue-batch-*-role, is installed).
+BATCH_USER_CLUSTER_ROLE = f"{MANAGED_BY_VALUE}:batch-user"
+QUEUE_ADMIN_CLUSTER_ROLE = f"{MANAGED_BY_VALUE}:queue-admin"
+QUEUE_VIEWER_CLUSTER_ROLE = f"{MANAGED_BY_VALUE}:queue-viewer"
+# Group tiers of a team (spec `groups`), and the RoleBinding of each in every team namespace.
+TENANT_TIERS: tuple[str, ...] = ("admins", "members", "viewers", "batch-users")
+
+
+def tenant_role_binding_name(tier: str) -> str:
+    return f"tenant-{tier}"
+
+
+# Admission: the ValidatingAdmissionPolicy (and its binding) for workloads in tenant namespaces.
+TENANT_WORKLOAD_POLICY = f"tenant-workloads.{PREFIX}"
+
+# Workload APIs of Kueue's integrations (the names of Kueue's `integrations.frameworks`), as
+# (group, version, plural, kind). Sources: Kueue docs "Run a ..." task pages and each project's CRDs.
+KUEUE_INTEGRATION_APIS: dict[str, tuple[tuple[str, str, str, str], ...]] = {
+    "batch/job": (("batch", "v1", "jobs", "Job"), ("batch", "v1", "cronjobs", "CronJob")),
+    "pod": (("", "v1", "pods", "Pod"),),
+    "deployment": (("apps", "v1", "deployments", "Deployment"),),
+    "statefulset": (("apps", "v1", "statefulsets", "StatefulSet"),),
+    "jobset.x-k8s.io/jobset": (("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet"),),
+    "leaderworkerset.x-k8s.io/leaderworkerset": (
+        ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet"),
+    ),
+    "kubeflow.org/pytorchjob": (("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob"),),
+    "ray.io/rayjob": (("ray.io", "v1", "rayjobs", "RayJob"),),
+    "ray.io/raycluster": (("ray.io", "v1", "rayclusters", "RayCluster"),),
+}

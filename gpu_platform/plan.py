@@ -22,6 +22,13 @@ DAEMONSET_MEMORY_MIB = 2048
 EVICTION_MEMORY_MIB = 100
 # Nodes an EKS managed node group replaces at once during a version update.
 NODE_UPDATE_MAX_UNAVAILABLE = 1
+# LimitRange container defaults in tenant namespaces. The ResourceQuota caps requests.cpu and
+# requests.memory, and Kubernetes rejects a pod without those requests in such a namespace, so sidecars
+# and quick debug pods get a small request; the default limit bounds a container that sets none. A
+# container that requests more than a default limit must set its own limit (LimitRange applies the
+# default limit first, then request > limit is invalid: kubernetes.io/docs/concepts/policy/limit-range).
+CONTAINER_DEFAULT_REQUEST: dict[str, str] = {"cpu": "250m", "memory": "512Mi"}
+CONTAINER_DEFAULT_LIMIT: dict[str, str] = {"cpu": "2", "memory": "4Gi"}
 
 
 def reserved_cpu_millis(vcpus: int) -> int:
