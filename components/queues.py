@@ -1,20 +1,457 @@
-"""Placeholder until its issue lands: registers nothing."""
+"""Kueue: the controller (Helm release), ResourceFlavors, Topology, Cohorts, ClusterQueues, priorities, MultiKueue.
+
+Quotas, flavors, labels and names all come from the plan; this module only shapes them into Kueue
+`v1beta2` objects. Tenancy creates each team's LocalQueue (conventions.LOCAL_QUEUE_NAME) pointing at
+`self.cluster_queues[team]`, and waits on `self.ready` like every Kueue object here: the CRDs and the
+validating webhooks come with the Helm release, so nothing Kueue-shaped may be sent before it is up.
+
+Field names and rules are those of Kueue 0.19 (reference CRDs in ../shared/crds/kueue-v0.19.2, the
+controller's Configuration type apis/config/v1beta2/configuration_types.go, the ClusterQueue webhook
+pkg/webhooks/clusterqueue_webhook.go, all at tag v0.19.2 of github.com/kubernetes-sigs/kueue).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import pulumi
+import pulumi_kubernetes as k8s
+import yaml
 
-from gpu_platform.plan import Plan
+from gpu_platform import conventions as cv
+from gpu_platform.plan import Plan, PoolPlan, QuotaPlan, TeamPlan
+
+# The released chart (hack/helm-chart-package.sh of the release: charts are pushed to
+# registry.k8s.io/kueue/charts and their image is rewritten to registry.k8s.io/kueue/kueue:<tag>,
+# pullPolicy IfNotPresent). The values file of the source tree points at a staging image instead, so
+# the image is pinned here too: the controller always runs the same release as the chart.
+KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_IMAGE_REPOSITORY = "registry.k8s.io/kueue/kueue"
+KUEUE_CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
+
+# Settings of the chart's default controller_manager_config.yaml that the chart's own manifests rely on
+# (probe port 8081, metrics Service port 8443, webhook Service targetPort 9443, the leader election
+# lease): replacing the YAML string replaces all of it, so they are restated verbatim.
+_CHART_CONTROLLER_DEFAULTS: dict[str, Any] = {
+    "health": {"healthProbeBindAddress": ":8081"},
+    "metrics": {"bindAddress": ":8443"},
+    "webhook": {"port": 9443},
+    "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+    "controller": {
+        "groupKindConcurrency": {
+            "Job.batch": 5,
+            "Pod": 5,
+            "Workload.kueue.x-k8s.io": 10,
+            "LocalQueue.kueue.x-k8s.io": 5,
+            "ClusterQueue.kueue.x-k8s.io": 5,
+            "ResourceFlavor.kueue.x-k8s.io": 1,
+        }
+    },
+    "clientConnection": {"qps": 300, "burst": 500},
+}
+
+# All-or-nothing admission for distributed jobs (waitForPodsReady; in the v1beta2 Configuration it is
+# on when present, there is no `enable`). A job whose pods are not all Ready within the timeout gives its
+# quota back and is requeued with exponential backoff; 30m is Kueue's default and leaves room for a GPU
+# node to boot and pull a large training image. After BACKOFF_LIMIT requeues the workload is deactivated
+# instead of cycling forever.
+WAIT_FOR_PODS_READY_TIMEOUT = "30m"
+WAIT_FOR_PODS_READY_RECOVERY_TIMEOUT = "15m"
+REQUEUE_BACKOFF_LIMIT = 10
+REQUEUE_BACKOFF_BASE_SECONDS = 60
+REQUEUE_BACKOFF_MAX_SECONDS = 3600
+# Fair sharing is on when `fairSharing` is present; these two strategies, in this order, are the
+# complete set Kueue accepts (pkg/config/validation.go validStrategySets) and its documented default.
+FAIR_SHARING_PREEMPTION_STRATEGIES: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+# A ClusterQueue first tries the flavors where a job fits its own nominal quota before it borrows or
+# preempts in an earlier flavor: borrowed GPUs can be reclaimed, nominal ones cannot.
+FLAVOR_FUNGIBILITY: dict[str, str] = {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"}
+QUEUEING_STRATEGY = "BestEffortFIFO"
+
+# Resources Kueue must not count against quota: a resource requested by a pod but covered by no
+# resource group makes the workload inadmissible ("resource ... unavailable in ClusterQueue",
+# pkg/scheduler/flavorassigner). EFA interfaces are a per-node device, not a tenant quota dimension.
+EXCLUDED_RESOURCE_PREFIXES: tuple[str, ...] = (cv.EFA_RESOURCE,)
+
+CPU = "cpu"
+MEMORY = "memory"
+PRIORITY_CLASS_PREEMPTION = "PreemptLowerPriority"
+
+
+def _labels(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    return {**(extra or {}), cv.MANAGED_BY: cv.MANAGED_BY_VALUE}
+
+
+def _metadata(name: str, namespace: str | None = None, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": _labels(labels)}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return meta
+
+
+def quantity(value: float) -> str:
+    """A Kubernetes quantity string in canonical form (2 -> "2", 1.5 -> "1500m").
+
+    Fair-sharing weights are int-or-string quantities: a JSON float is rejected by the API server, and a
+    non-canonical string would come back rewritten and show as a perpetual diff.
+    """
+    if float(value).is_integer():
+        return str(int(value))
+    millis = value * 1000
+    if float(millis).is_integer():
+        return f"{int(millis)}m"
+    return repr(float(value))
+
+
+class KueueObject(pulumi.CustomResource):
+    """A Kubernetes object with arbitrary top-level fields.
+
+    `apiextensions.CustomResource` only carries `spec`; a WorkloadPriorityClass has `value` and
+    `description` at the top level (like a PriorityClass). The provider takes the inputs as the object.
+    """
+
+    def __init__(self, resource_name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions | None = None):
+        super().__init__(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", resource_name, dict(obj), opts)
+
+
+def controller_config(plan: Plan) -> dict[str, Any]:
+    """The controller's Configuration (config.kueue.x-k8s.io/v1beta2), as the chart's config YAML string."""
+    addons = plan.spec.addons
+    config: dict[str, Any] = {
+        "apiVersion": KUEUE_CONFIG_API_VERSION,
+        "kind": "Configuration",
+        **{k: dict(v) for k, v in _CHART_CONTROLLER_DEFAULTS.items()},
+    }
+    # Per-ClusterQueue quota and usage metrics (kueue_cluster_queue_resource_usage, ..._nominal_quota).
+    config["metrics"] = {**config["metrics"], "enableClusterQueueResources": True}
+    # Kueue manages workloads only in tenant namespaces (tenancy labels every team namespace with the
+    # team key); platform namespaces are never gated. Kueue requires that kube-system and its own
+    # namespace are excluded, which a label they never carry guarantees.
+    config["managedJobsNamespaceSelector"] = {"matchExpressions": [{"key": cv.TEAM, "operator": "Exists"}]}
+    config["waitForPodsReady"] = {
+        "timeout": WAIT_FOR_PODS_READY_TIMEOUT,
+        "recoveryTimeout": WAIT_FOR_PODS_READY_RECOVERY_TIMEOUT,
+        "blockAdmission": False,
+        "requeuingStrategy": {
+            "timestamp": "Eviction",
+            "backoffLimitCount": REQUEUE_BACKOFF_LIMIT,
+            "backoffBaseSeconds": REQUEUE_BACKOFF_BASE_SECONDS,
+            "backoffMaxSeconds": REQUEUE_BACKOFF_MAX_SECONDS,
+        },
+    }
+    config["integrations"] = {"frameworks": list(addons.kueue.integrations)}
+    config["fairSharing"] = {"preemptionStrategies": list(FAIR_SHARING_PREEMPTION_STRATEGIES)}
+    config["resources"] = {"excludeResourcePrefixes": list(EXCLUDED_RESOURCE_PREFIXES)}
+    return config
+
+
+def chart_values(plan: Plan) -> dict[str, Any]:
+    """Helm values of the Kueue chart; every key exists in the chart's values.yaml (a test checks)."""
+    version = plan.spec.addons.kueue.version
+    return {
+        "controllerManager": {
+            "manager": {
+                "image": {
+                    "repository": KUEUE_IMAGE_REPOSITORY,
+                    "tag": f"v{version.removeprefix('v')}",
+                    "pullPolicy": "IfNotPresent",
+                },
+            },
+        },
+        "managerConfig": {
+            "controllerManagerConfigYaml": yaml.safe_dump(controller_config(plan), sort_keys=False),
+        },
+        # The chart's ServiceMonitor needs the Prometheus Operator CRDs, which come with monitoring.
+        "enablePrometheus": plan.spec.addons.monitoring.install,
+        "metrics": {"prometheusNamespace": cv.MONITORING_NAMESPACE},
+    }
+
+
+def resource_flavor(pool: PoolPlan) -> dict[str, Any]:
+    """Jobs admitted on this flavor get the pool's node labels as nodeSelector and its taints tolerated."""
+    spec: dict[str, Any] = {"nodeLabels": dict(pool.labels), "tolerations": pool.tolerations}
+    if pool.topology is not None:
+        spec["topologyName"] = pool.topology
+    return {
+        "apiVersion": cv.KUEUE_API_VERSION,
+        "kind": "ResourceFlavor",
+        "metadata": _metadata(pool.flavor),
+        "spec": spec,
+    }
+
+
+def topology() -> dict[str, Any]:
+    return {
+        "apiVersion": cv.KUEUE_API_VERSION,
+        "kind": "Topology",
+        "metadata": _metadata(cv.TOPOLOGY_NAME),
+        "spec": {"levels": [{"nodeLabel": level} for level in cv.TOPOLOGY_LEVELS]},
+    }
+
+
+def cohort(name: str, parent: str | None, weight: float | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if parent is not None:
+        spec["parentName"] = parent
+    if weight is not None:
+        spec["fairSharing"] = {"weight": quantity(weight)}
+    return {"apiVersion": cv.KUEUE_API_VERSION, "kind": "Cohort", "metadata": _metadata(name), "spec": spec}
+
+
+def covered_resources(team: TeamPlan) -> list[str]:
+    """cpu, memory, then the team's GPU resource names (whole GPUs, MIG slices, shared replicas), sorted."""
+    return [CPU, MEMORY, *sorted({q.resource_name for q in team.quotas})]
+
+
+def _limits(q: QuotaPlan, resource: str) -> dict[str, str]:
+    """nominalQuota/borrowingLimit/lendingLimit of one resource of one flavor.
+
+    The pool's GPU resource gets the plan's units; cpu and memory the same units converted by the
+    plan's per-unit share of a node; any other GPU resource name of the team gets 0 on this flavor
+    (the pool does not advertise it), which keeps every flavor listing every covered resource.
+    """
+    if resource == CPU:
+        values = (q.cpu(q.nominal), q.cpu(q.borrowing), q.cpu(q.lending))
+    elif resource == MEMORY:
+        values = (q.memory(q.nominal), q.memory(q.borrowing), q.memory(q.lending))
+    elif resource == q.resource_name:
+        values = tuple(None if v is None else str(v) for v in (q.nominal, q.borrowing, q.lending))
+    else:
+        return {"name": resource, "nominalQuota": "0"}
+    out = {"name": resource, "nominalQuota": values[0]}
+    if values[1] is not None:
+        out["borrowingLimit"] = values[1]
+    if values[2] is not None:
+        out["lendingLimit"] = values[2]
+    return out
+
+
+def resource_groups(team: TeamPlan, pool_order: Sequence[str]) -> list[dict[str, Any]]:
+    """One resource group: Kueue allows a resource in only one group, and every flavor of a group must
+    list all of the group's coveredResources in the same order (clusterqueue_webhook.go
+    validateFlavorQuotas). Flavors are tried in the order the pools are listed in the config."""
+    if not team.quotas:
+        return []
+    covered = covered_resources(team)
+    rank = {name: i for i, name in enumerate(pool_order)}
+    quotas = sorted(team.quotas, key=lambda q: rank.get(q.pool, len(rank)))
+    return [{
+        "coveredResources": covered,
+        "flavors": [{"name": q.flavor, "resources": [_limits(q, r) for r in covered]} for q in quotas],
+    }]
+
+
+def cluster_queue(team: TeamPlan, plan: Plan, admission_checks: Sequence[str] = ()) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        # Only the team's own namespaces may point a LocalQueue at this ClusterQueue.
+        "namespaceSelector": {"matchLabels": {cv.TEAM: team.name}},
+        "resourceGroups": resource_groups(team, [p.name for p in plan.pools]),
+        "preemption": {
+            "reclaimWithinCohort": team.preemption.reclaim_within_cohort,
+            "borrowWithinCohort": {"policy": team.preemption.borrow_within_cohort},
+            "withinClusterQueue": team.preemption.within_cluster_queue,
+        },
+        "fairSharing": {"weight": quantity(team.fair_sharing_weight)},
+        "flavorFungibility": dict(FLAVOR_FUNGIBILITY),
+        "queueingStrategy": QUEUEING_STRATEGY,
+    }
+    if team.cohort is not None:
+        spec["cohortName"] = team.cohort
+    if admission_checks:
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": name} for name in admission_checks]}
+    return {
+        "apiVersion": cv.KUEUE_API_VERSION,
+        "kind": "ClusterQueue",
+        "metadata": _metadata(team.cluster_queue, labels=team.namespace_labels),
+        "spec": spec,
+    }
 
 
 class Queues(pulumi.ComponentResource):
-    kubeconfig = None
+    """Everything Kueue for one plan. `cluster_queues` and `ready` are what tenancy builds on."""
+
+    cluster_queues: dict[str, pulumi.Resource]
+    ready: list[pulumi.Resource]
 
     def __init__(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:queues:Queues", name, None, opts)
+        self.plan = plan
+        addons = plan.spec.addons
+        self.installed = addons.kueue.install
+        self.ready = []
+        self.namespace: k8s.core.v1.Namespace | None = None
+        self.release: k8s.helm.v3.Release | None = None
+        if self.installed:
+            self._install()
+
+        # Kubernetes PriorityClasses are core objects: they need no Kueue and are made regardless.
+        self.priority_classes: dict[str, pulumi.Resource] = {}
+        self.workload_priority_classes: dict[str, pulumi.Resource] = {}
+        for pr in plan.priorities:
+            self.priority_classes[pr.name] = k8s.scheduling.v1.PriorityClass(
+                f"kueue-priorityclass-{pr.name}",
+                metadata=_metadata(pr.class_name),
+                value=pr.value,
+                description=pr.description,
+                global_default=False,
+                preemption_policy=PRIORITY_CLASS_PREEMPTION,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            self.workload_priority_classes[pr.name] = KueueObject(
+                f"kueue-wpc-{pr.name}",
+                {
+                    "apiVersion": cv.KUEUE_API_VERSION,
+                    "kind": "WorkloadPriorityClass",
+                    "metadata": _metadata(pr.class_name),
+                    "value": pr.value,
+                    "description": pr.description,
+                },
+                opts=self._after(),
+            )
+
+        self.topology: pulumi.Resource | None = None
+        if any(p.topology for p in plan.pools):
+            self.topology = KueueObject("kueue-topology", topology(), opts=self._after())
+        self.flavors: dict[str, pulumi.Resource] = {}
+        for pool in plan.pools:
+            self.flavors[pool.flavor] = KueueObject(
+                f"kueue-flavor-{pool.flavor}",
+                resource_flavor(pool),
+                opts=self._after(self.topology if pool.topology else None),
+            )
+
+        # Parents before children, so a child never points at a cohort that does not exist yet.
+        self.cohorts: dict[str, pulumi.Resource] = {}
+        pending = list(plan.cohorts)
+        while pending:
+            ready = [c for c in pending if c.parent is None or c.parent in self.cohorts]
+            if not ready:  # the spec rejects unknown parents and cycles; never loop on a bad plan
+                raise ValueError(f"cohorts without a resolvable parent: {[c.name for c in pending]}")
+            for c in ready:
+                self.cohorts[c.name] = KueueObject(
+                    f"kueue-cohort-{c.name}",
+                    cohort(c.name, c.parent, c.fair_sharing_weight),
+                    opts=self._after(self.cohorts.get(c.parent) if c.parent else None),
+                )
+                pending.remove(c)
+
+        self.admission_checks: list[str] = []
+        self.multikueue: dict[str, pulumi.Resource] = {}
+        if plan.spec.multiKueue is not None:
+            self._multikueue()
+
+        self.cluster_queues = {}
+        for team in plan.teams:
+            deps: list[pulumi.Resource | None] = [self.flavors[q.flavor] for q in team.quotas]
+            deps.append(self.cohorts.get(team.cohort) if team.cohort else None)
+            deps.append(self.multikueue.get("admission-check"))
+            self.cluster_queues[team.name] = KueueObject(
+                f"kueue-cq-{team.name}",
+                cluster_queue(team, plan, self.admission_checks),
+                opts=self._after(*deps),
+            )
         self.register_outputs({})
 
+    def _after(self, *extra: pulumi.Resource | None) -> pulumi.ResourceOptions:
+        """Child options for a Kueue object: after the controller (CRDs, webhooks) and `extra`."""
+        return pulumi.ResourceOptions(parent=self, depends_on=[*self.ready, *(r for r in extra if r is not None)])
+
+    def _install(self) -> None:
+        kueue = self.plan.spec.addons.kueue
+        self.namespace = k8s.core.v1.Namespace(
+            "kueue-namespace",
+            metadata=_metadata(cv.KUEUE_NAMESPACE, labels={
+                # The controller pod meets the restricted profile (runAsNonRoot, RuntimeDefault seccomp,
+                # no privilege escalation, all capabilities dropped: the chart's securityContext).
+                cv.PSA_ENFORCE: cv.PSA_LEVELS[-1],
+                cv.PSA_ENFORCE_VERSION: self.plan.psa_version,
+                cv.PSA_WARN: cv.PSA_LEVELS[-1],
+                cv.PSA_WARN_VERSION: self.plan.psa_version,
+                cv.PSA_AUDIT: cv.PSA_LEVELS[-1],
+                cv.PSA_AUDIT_VERSION: self.plan.psa_version,
+            }),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.release = k8s.helm.v3.Release(
+            "kueue",
+            name=cv.KUEUE_RELEASE_NAME,
+            chart=KUEUE_CHART,
+            version=kueue.version,
+            namespace=cv.KUEUE_NAMESPACE,
+            create_namespace=False,
+            values=chart_values(self.plan),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.namespace]),
+        )
+        self.ready = [self.release]
+
+    def _multikueue(self) -> None:
+        """Manager side of MultiKueue: workloads admitted here are dispatched to a worker cluster.
+
+        Each worker's kubeconfig comes from a Pulumi secret config value and stays a secret Output all the
+        way into the Kubernetes Secret, so it is encrypted in state and never printed.
+        """
+        mk = self.plan.spec.multiKueue
+        assert mk is not None
+        cfg = pulumi.Config("gpu-platform")
+        clusters: list[pulumi.Resource] = []
+        for worker in mk.workers:
+            secret_name = cv.multikueue_secret_name(worker.name)
+            secret = k8s.core.v1.Secret(
+                f"kueue-mk-secret-{worker.name}",
+                metadata=_metadata(secret_name, namespace=cv.KUEUE_NAMESPACE),
+                type="Opaque",
+                string_data={cv.MULTIKUEUE_KUBECONFIG_KEY: cfg.require_secret(worker.kubeconfigSecret)},
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*self.ready, *([self.namespace] if self.namespace else [])]),
+            )
+            clusters.append(KueueObject(
+                f"kueue-mk-cluster-{worker.name}",
+                {
+                    "apiVersion": cv.KUEUE_API_VERSION,
+                    "kind": "MultiKueueCluster",
+                    "metadata": _metadata(cv.multikueue_cluster_name(worker.name)),
+                    "spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": secret_name}}},
+                },
+                opts=self._after(secret),
+            ))
+        config = KueueObject(
+            "kueue-mk-config",
+            {
+                "apiVersion": cv.KUEUE_API_VERSION,
+                "kind": "MultiKueueConfig",
+                "metadata": _metadata(cv.MULTIKUEUE_NAME),
+                "spec": {"clusters": [cv.multikueue_cluster_name(w.name) for w in mk.workers]},
+            },
+            opts=self._after(*clusters),
+        )
+        check = KueueObject(
+            "kueue-mk-admission-check",
+            {
+                "apiVersion": cv.KUEUE_API_VERSION,
+                "kind": "AdmissionCheck",
+                "metadata": _metadata(cv.MULTIKUEUE_NAME),
+                "spec": {
+                    "controllerName": cv.MULTIKUEUE_CONTROLLER_NAME,
+                    "parameters": {"apiGroup": cv.KUEUE_API_VERSION.split("/")[0], "kind": "MultiKueueConfig",
+                                   "name": cv.MULTIKUEUE_NAME},
+                },
+            },
+            opts=self._after(config),
+        )
+        self.multikueue = {"config": config, "admission-check": check}
+        self.admission_checks = [cv.MULTIKUEUE_NAME]
+
     def exports(self) -> dict[str, Any]:
-        return {}
+        mk = self.plan.spec.multiKueue
+        return {
+            "kueue": {
+                "installed": self.installed,
+                "version": self.plan.spec.addons.kueue.version if self.installed else None,
+                "namespace": cv.KUEUE_NAMESPACE,
+                "localQueue": cv.LOCAL_QUEUE_NAME,
+                "clusterQueues": {t.name: t.cluster_queue for t in self.plan.teams},
+                "flavors": [p.flavor for p in self.plan.pools],
+                "priorityClasses": {p.name: p.class_name for p in self.plan.priorities},
+                "multiKueueWorkers": [w.name for w in mk.workers] if mk else [],
+            }
+        }

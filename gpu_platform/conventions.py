@@ -39,6 +39,40 @@ QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
 LOCAL_QUEUE_NAME = "default"
+# Helm release name of Kueue: the chart names its Services and Deployment after it
+# (kueue-controller-manager, kueue-webhook-service, kueue-controller-manager-metrics-service).
+KUEUE_RELEASE_NAME = "kueue"
+# MultiKueue (kueue.sigs.k8s.io/docs/tasks/manage/setup_multikueue): one AdmissionCheck and one
+# MultiKueueConfig named MULTIKUEUE_NAME; per worker a MultiKueueCluster and a Secret in the Kueue
+# namespace holding the worker's kubeconfig under the key Kueue reads (v1beta2 MultiKueueConfigSecretKey).
+MULTIKUEUE_CONTROLLER_NAME = "kueue.x-k8s.io/multikueue"
+MULTIKUEUE_NAME = "multikueue"
+MULTIKUEUE_KUBECONFIG_KEY = "kubeconfig"
+# PriorityClass names starting with "system-" are reserved by Kubernetes (only system-cluster-critical
+# and system-node-critical may use it: k8s pkg/apis/scheduling/validation ValidatePriorityClass).
+RESERVED_PRIORITY_CLASS_PREFIX = "system-"
+# EFA device plugin resource: pods of EFA pools request it, and Kueue must not count it against quota.
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+
+
+def multikueue_cluster_name(worker: str) -> str:
+    return worker
+
+
+def multikueue_secret_name(worker: str) -> str:
+    return f"{MULTIKUEUE_NAME}-{worker}"
+
+
+def priority_class_name(priority: str) -> str:
+    """The name of a platform priority as both Kubernetes PriorityClass and Kueue WorkloadPriorityClass.
+
+    One name for both, so a team writes the same word in `priorityClassName` and in the
+    `kueue.x-k8s.io/priority-class` label; names in the reserved `system-` range get the platform prefix
+    (`system-critical` -> `gpu-platform-system-critical`).
+    """
+    if priority.startswith(RESERVED_PRIORITY_CLASS_PREFIX):
+        return f"{MANAGED_BY_VALUE}-{priority}"
+    return priority
 
 # Resource names the device plugin advertises.
 GPU_RESOURCE = "nvidia.com/gpu"

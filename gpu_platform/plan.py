@@ -191,6 +191,11 @@ class PriorityPlan:
     value: int
     description: str
 
+    @property
+    def class_name(self) -> str:
+        """The PriorityClass and WorkloadPriorityClass name: the config name, out of Kubernetes' reserved range."""
+        return cv.priority_class_name(self.name)
+
 
 @dataclass(frozen=True, slots=True)
 class ClusterPlan:
