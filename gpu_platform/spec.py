@@ -462,6 +462,11 @@ def _check_pools(p: Platform, region: str | None) -> list[Problem]:
             ))
         if cap.type == "capacity-block" and not pool.availabilityZone:
             out.append(Problem(f"{at}.availabilityZone", "a capacity block lives in a single availability zone: set availabilityZone"))
+        if cap.type == "capacity-reservation" and not pool.availabilityZone and p.cluster.provider == "eks":
+            out.append(Problem(
+                f"{at}.availabilityZone",
+                "a capacity reservation lives in a single availability zone: set availabilityZone to the reservation's zone",
+            ))
         if pool.fabric == "efa" and not pool.availabilityZone and p.cluster.provider == "eks":
             out.append(Problem(f"{at}.availabilityZone", "EFA pools need a single availabilityZone (EFA traffic does not cross zones)"))
         if pool.placementGroup and pool.fabric != "efa":

@@ -100,6 +100,7 @@ BAD: list[tuple[str, Callable[[dict], None], str, str]] = [
     ("desired outside range", _set(["pools", 2, "capacity", "desired"], 40), "pools[2].capacity.desired", "outside min..max"),
     ("capacity block without reservation", _del(["pools", 0, "capacity", "reservationId"]), "pools[0].capacity.reservationId", "needs a reservationId"),
     ("capacity block without zone", _del(["pools", 0, "availabilityZone"]), "pools[0].availabilityZone", "single availability zone"),
+    ("capacity reservation without zone", _del(["pools", 1, "availabilityZone"]), "pools[1].availabilityZone", "reservation's zone"),
     ("reservation id malformed", _set(["pools", 1, "capacity", "reservationId"], "res-123"), "pools[1].capacity.reservationId", "17 hex digits"),
     ("reservation id on on-demand", _set(["pools", 2, "capacity", "reservationId"], "cr-0123456789abcdef0"), "pools[2].capacity.reservationId", "only valid with"),
     ("bad capacity type", _set(["pools", 2, "capacity", "type"], "reserved"), "pools[2].capacity.type", "'capacity-block'"),
