@@ -1,0 +1,174 @@
+# Shared helpers for scripts/tools/<tool>.sh (source it; it is not executable).
+#
+# Layout (the tool cache lives outside the repo):
+#   $TC_CACHE            ${GPU_PLATFORM_CACHE:-$HOME/.cache/gpu-platform}
+#   $TC_BUILD/<tool>-<version>/   finished build of one tool version (only ever appears complete)
+#   $TC_BIN/<binary>              symlink to the binary in use; the only directory put on PATH
+#   $TC_CACHE/tmp, $TC_CACHE/locks  scratch build directories and per-tool flock files
+#
+# A tool script typically does:
+#   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#   tc_probe() { "$1" version; }             # print the version of binary $1 (for PATH reuse)
+#   tc_build() { ...; }                      # build into "$1" (an empty dir); cwd is a scratch dir
+#   tc_ensure TOOL VERSION BINARY...          # warm: relink; else reuse PATH binary; else build
+#
+# Progress goes to stderr as "toolchain: ..." lines; stdout stays empty.
+
+TC_CACHE="${GPU_PLATFORM_CACHE:-$HOME/.cache/gpu-platform}"
+TC_BIN="$TC_CACHE/bin"
+TC_BUILD="$TC_CACHE/build"
+TC_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# Seconds between "still building" lines during a long build.
+TC_HEARTBEAT="${TC_HEARTBEAT:-60}"
+
+tc_log() { echo "toolchain: $*" >&2; }
+tc_die() { tc_log "error: $*"; exit 1; }
+
+# tc_link TARGET NAME: point $TC_BIN/NAME at TARGET (no-op when it already does).
+tc_link() {
+  mkdir -p "$TC_BIN"
+  if [ "$(readlink "$TC_BIN/$2" 2>/dev/null)" != "$1" ]; then
+    ln -sfn "$1" "$TC_BIN/$2"
+  fi
+}
+
+# tc_on_path NAME: print the path of NAME found on PATH outside $TC_BIN (fails if none).
+tc_on_path() {
+  local d
+  local IFS=:
+  for d in $PATH; do
+    [ -n "$d" ] || continue
+    [ "$(cd "$d" 2>/dev/null && pwd -P)" = "$(cd "$TC_BIN" 2>/dev/null && pwd -P)" ] && continue
+    if [ -x "$d/$1" ] && [ ! -d "$d/$1" ]; then
+      echo "$d/$1"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# tc_version_eq A B: versions equal, ignoring a leading "v".
+tc_version_eq() { [ "${1#v}" = "${2#v}" ]; }
+
+# tc_go_env: the Go settings every build uses (static binaries, the committed go.sum as is,
+# no go.work from a parent directory, the machine's own Go release).
+tc_go_env() {
+  command -v go >/dev/null || tc_die "go is not on PATH (needed to build $TC_TOOL $TC_VERSION)"
+  export CGO_ENABLED=0 GOWORK=off GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+  export GOFLAGS="${GOFLAGS:-} -mod=readonly"
+}
+
+# tc_run_logged LOG CMD...: run CMD with output to LOG, printing a progress line every
+# $TC_HEARTBEAT seconds; on failure print the end of LOG.
+tc_run_logged() {
+  local log=$1 pid start=$SECONDS rc=0
+  shift
+  "$@" >"$log" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    local waited=0
+    while [ "$waited" -lt "$TC_HEARTBEAT" ] && kill -0 "$pid" 2>/dev/null; do
+      sleep 1
+      waited=$((waited + 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      tc_log "still building $TC_TOOL $TC_VERSION ($((SECONDS - start))s) ..."
+    fi
+  done
+  wait "$pid" || rc=$?
+  if [ "$rc" != 0 ]; then
+    tail -n 40 "$log" >&2
+  fi
+  return "$rc"
+}
+
+# tc_installed TOOL VERSION BINARY...: all binaries of that build are present.
+tc_installed() {
+  local dir="$TC_BUILD/$1-$2" b
+  shift 2
+  for b in "$@"; do [ -x "$dir/$b" ] || return 1; done
+}
+
+# tc_ensure TOOL VERSION BINARY...: make $TC_BIN/BINARY... point at VERSION of TOOL.
+#   1. warm: $TC_BUILD/TOOL-VERSION has every binary -> (re)link and return;
+#   2. the first BINARY on PATH (outside $TC_BIN) reports VERSION via tc_probe -> record it
+#      as TOOL-VERSION (symlinks) and link (skipped when tc_probe is not defined, or when
+#      TC_NO_PATH_REUSE=1);
+#   3. otherwise call tc_build OUTDIR in a scratch directory under $TC_CACHE/tmp, check the
+#      binaries appeared, and move OUTDIR into place.
+# Builds of one tool are serialised with flock, so concurrent callers wait and then reuse.
+tc_ensure() {
+  TC_TOOL=$1 TC_VERSION=$2
+  shift 2
+  local dir="$TC_BUILD/$TC_TOOL-$TC_VERSION" b
+  if tc_installed "$TC_TOOL" "$TC_VERSION" "$@"; then
+    for b in "$@"; do tc_link "$dir/$b" "$b"; done
+    return 0
+  fi
+
+  mkdir -p "$TC_BUILD" "$TC_CACHE/tmp" "$TC_CACHE/locks" "$TC_BIN"
+  exec 9>"$TC_CACHE/locks/$TC_TOOL.lock"
+  if ! flock -n 9; then
+    tc_log "waiting for another build of $TC_TOOL $TC_VERSION ..."
+    flock 9
+  fi
+  if tc_installed "$TC_TOOL" "$TC_VERSION" "$@"; then
+    for b in "$@"; do tc_link "$dir/$b" "$b"; done
+    exec 9>&-
+    return 0
+  fi
+
+  local tmp
+  tmp="$(mktemp -d "$TC_CACHE/tmp/$TC_TOOL.XXXXXX")"
+  # shellcheck disable=SC2064  # expand $tmp now
+  trap "rm -rf '$tmp'" EXIT
+
+  local found="" got=""
+  if [ "${TC_NO_PATH_REUSE:-0}" != 1 ] && declare -F tc_probe >/dev/null && found="$(tc_on_path "$1")"; then
+    got="$(tc_probe "$found" 2>/dev/null || true)"
+    if tc_version_eq "$got" "$TC_VERSION"; then
+      tc_log "using $TC_TOOL $TC_VERSION from $(dirname "$found")"
+      mkdir -p "$tmp/out"
+      for b in "$@"; do
+        local p
+        p="$(tc_on_path "$b")" || tc_die "$b not on PATH beside $found"
+        ln -s "$(readlink -f "$p")" "$tmp/out/$b"
+      done
+    else
+      found=""
+    fi
+  fi
+
+  if [ -z "$found" ]; then
+    tc_log "building $TC_TOOL $TC_VERSION ..."
+    local start=$SECONDS
+    mkdir -p "$tmp/out"
+    # errexit must hold inside tc_build, so its subshell is not tested with || or if.
+    local rc=0
+    set +e
+    (set -e; cd "$tmp"; tc_build "$tmp/out")
+    rc=$?
+    set -e
+    [ "$rc" = 0 ] || tc_die "building $TC_TOOL $TC_VERSION failed (exit $rc)"
+    for b in "$@"; do
+      [ -x "$tmp/out/$b" ] || tc_die "build of $TC_TOOL $TC_VERSION did not produce $b"
+    done
+    if declare -F tc_probe >/dev/null; then
+      got="$(tc_probe "$tmp/out/$1" 2>/dev/null || true)"
+      tc_version_eq "$got" "$TC_VERSION" \
+        || tc_die "built $1 reports version '$got', expected $TC_VERSION"
+    fi
+    tc_log "$TC_TOOL $TC_VERSION built in $((SECONDS - start))s"
+  fi
+
+  rm -rf "$dir"
+  mv "$tmp/out" "$dir"
+  for b in "$@"; do tc_link "$dir/$b" "$b"; done
+  exec 9>&-
+}
+
+# tc_module_dir MODULE: print the module-cache directory of MODULE at the version the
+# current (wrapper) module requires, downloading it if needed.
+tc_module_dir() {
+  go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' | grep .
+}
