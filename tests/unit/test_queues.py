@@ -645,3 +645,16 @@ def test_a_missing_worker_kubeconfig_fails_with_the_config_key() -> None:
     config["gpu-platform:platform"]["multiKueue"] = {"workers": [{"name": "w1", "kubeconfigSecret": "absentKubeconfig"}]}
     with pytest.raises(Exception, match="absentKubeconfig"):
         render_config(config, stack="local")
+
+
+@pytest.mark.parametrize("weight", [0, 0.25, 1, 1.5, 2, 0.0001])
+def test_fair_sharing_weights_are_exact_quantity_strings(weight: float) -> None:
+    """Weights are int-or-string quantities: a JSON float is rejected, so fractions go out as strings
+    (canonical where Kubernetes has a suffix for them, so the API server hands back what was sent)."""
+    from components.queues import quantity
+
+    text = quantity(weight)
+    assert isinstance(text, str)
+    assert qty(text) == Fraction(str(weight))
+    if float(weight * 1000).is_integer():
+        assert "." not in text
