@@ -16,6 +16,9 @@ Kueue does not label them; they still get the resource and host-namespace checks
 controller) is its own top-level workload and must carry the label (Kueue's plain-pod integration).
 
 Objects being deleted are not checked, so finalizers can always be removed.
+
+A second policy keeps NetworkPolicies in tenant namespaces in the platform's hands (see
+`network_policy_guard_spec`): the default deny means nothing if a team member may add an allow-all.
 """
 
 from __future__ import annotations
@@ -151,10 +154,13 @@ def variables(apis: list[tuple[str, str, str, str]]) -> list[dict[str, str]]:
 
 def validations() -> list[dict[str, str]]:
     q = cv.QUEUE_NAME_LABEL
+    # Whole numbers as Kubernetes counts them for extended resources ("1000m" is 1). The quantity
+    # library's isInteger() is false for any milli-scaled value, so compare with the truncated value.
+    limit = quantity("c.resources.limits[r]")
     gpu_limits_integer = (
         "!has(c.resources) || !has(c.resources.limits) || c.resources.limits.all(r, "
         f"!{is_gpu('r')} || (isQuantity(string(c.resources.limits[r])) && "
-        f"{quantity('c.resources.limits[r]')}.isInteger()))"
+        f"double(int({limit}.asApproximateFloat())) == {limit}.asApproximateFloat()))"
     )
     gpu_requests_equal_limits = (
         "!has(c.resources) || !has(c.resources.requests) || c.resources.requests.all(r, "
@@ -227,39 +233,76 @@ def policy_spec(plan: Plan) -> dict[str, Any]:
     }
 
 
-def binding_spec() -> dict[str, Any]:
+def network_policy_guard_spec() -> dict[str, Any]:
+    """NetworkPolicies are additive, and Kubernetes' `edit` and `admin` roles (bound to every team) may
+    write them: a member could add an allow-all policy next to our default deny, or delete it. So in tenant
+    namespaces only someone who may write NetworkPolicies in every namespace (a cluster-wide grant: the
+    deployer, cluster admins, the namespace controller) may create, change or delete them; RoleBindings a
+    tenant makes in its own namespace never pass this check. Teams change their egress in the stack config.
+    (`authorizer` in ValidatingAdmissionPolicy CEL: kubernetes.io/docs/reference/access-authn-authz/
+    validating-admission-policy; without .namespace() the check is cluster wide.)"""
+    verb = "request.operation == 'CREATE' ? 'create' : (request.operation == 'DELETE' ? 'delete' : 'update')"
     return {
-        "policyName": cv.TENANT_WORKLOAD_POLICY,
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "resourceRules": [{
+                "apiGroups": ["networking.k8s.io"], "apiVersions": ["v1"], "resources": ["networkpolicies"],
+                "operations": ["CREATE", "UPDATE", "DELETE"],
+            }],
+            "namespaceSelector": tenant_namespace_selector(),
+            "matchPolicy": "Equivalent",
+        },
+        "variables": [{"name": "verb", "expression": verb}],
+        "validations": [{
+            "expression": (
+                "authorizer.group('networking.k8s.io').resource('networkpolicies').check(variables.verb).allowed()"
+            ),
+            "message": (
+                "NetworkPolicies in team namespaces are managed by the platform (teams[].egress in the stack "
+                "config); only cluster-wide administrators may change them"
+            ),
+            "reason": "Forbidden",
+        }],
+    }
+
+
+def binding_spec(policy: str = cv.TENANT_WORKLOAD_POLICY) -> dict[str, Any]:
+    return {
+        "policyName": policy,
         "validationActions": ["Deny"],
         "matchResources": {"namespaceSelector": tenant_namespace_selector()},
     }
 
 
 class Admission(pulumi.ComponentResource):
-    """The tenant workload policy and its binding (cluster scoped, independent of any addon)."""
+    """The tenant policies and their bindings (cluster scoped, independent of any addon)."""
 
     kubeconfig = None
 
     def __init__(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:admission:Admission", name, None, opts)
         self.plan = plan
-        meta = {
-            "name": cv.TENANT_WORKLOAD_POLICY,
-            "labels": {cv.MANAGED_BY: cv.MANAGED_BY_VALUE, cv.COMPONENT: COMPONENT_VALUE},
-        }
-        self.policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
-            "admission-tenant-workloads",
-            metadata=meta,
-            spec=policy_spec(plan),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.binding = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-            "admission-tenant-workloads",
-            metadata=meta,
-            spec=binding_spec(),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.policy]),
-        )
+        self.policies: dict[str, k8s.admissionregistration.v1.ValidatingAdmissionPolicy] = {}
+        policies = [
+            ("admission-tenant-workloads", cv.TENANT_WORKLOAD_POLICY, policy_spec(plan)),
+            ("admission-tenant-network-policies", cv.TENANT_NETWORK_POLICY_GUARD, network_policy_guard_spec()),
+        ]
+        for logical, policy_name, spec in policies:
+            meta = {
+                "name": policy_name,
+                "labels": {cv.MANAGED_BY: cv.MANAGED_BY_VALUE, cv.COMPONENT: COMPONENT_VALUE},
+            }
+            policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+                logical, metadata=meta, spec=spec, opts=pulumi.ResourceOptions(parent=self),
+            )
+            k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+                logical,
+                metadata=meta,
+                spec=binding_spec(policy_name),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+            )
+            self.policies[policy_name] = policy
         self.register_outputs({})
 
     def exports(self) -> dict[str, Any]:
-        return {"admissionPolicies": [cv.TENANT_WORKLOAD_POLICY]}
+        return {"admissionPolicies": sorted(self.policies)}

@@ -228,6 +228,8 @@ def tenant_role_binding_name(tier: str) -> str:
 
 # Admission: the ValidatingAdmissionPolicy (and its binding) for workloads in tenant namespaces.
 TENANT_WORKLOAD_POLICY = f"tenant-workloads.{PREFIX}"
+# ... and the one that keeps NetworkPolicies in tenant namespaces in the platform's hands.
+TENANT_NETWORK_POLICY_GUARD = f"tenant-network-policies.{PREFIX}"
 
 # Workload APIs of Kueue's integrations (the names of Kueue's `integrations.frameworks`), as
 # (group, version, plural, kind). Sources: Kueue docs "Run a ..." task pages and each project's CRDs.

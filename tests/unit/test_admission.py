@@ -20,13 +20,13 @@ VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 VAPB = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 
 
-def policy() -> dict[str, Any]:
-    (r,) = rendered(STACK).by_type(VAP)
+def policy(name: str = cv.TENANT_WORKLOAD_POLICY) -> dict[str, Any]:
+    (r,) = [r for r in rendered(STACK).by_type(VAP) if r.inputs["metadata"]["name"] == name]
     return r.inputs
 
 
-def binding() -> dict[str, Any]:
-    (r,) = rendered(STACK).by_type(VAPB)
+def binding(name: str = cv.TENANT_WORKLOAD_POLICY) -> dict[str, Any]:
+    (r,) = [r for r in rendered(STACK).by_type(VAPB) if r.inputs["metadata"]["name"] == name]
     return r.inputs
 
 
@@ -62,20 +62,22 @@ def matched(spec: dict[str, Any]) -> set[tuple[str, str, str]]:
     }
 
 
-def test_policy_and_binding_are_admissionregistration_v1_and_named() -> None:
-    p, b = policy(), binding()
-    assert p["apiVersion"] == b["apiVersion"] == "admissionregistration.k8s.io/v1"
-    assert p["metadata"]["name"] == b["metadata"]["name"] == cv.TENANT_WORKLOAD_POLICY
-    assert b["spec"]["policyName"] == p["metadata"]["name"]
-    for obj in (p, b):
-        assert obj["metadata"]["labels"][cv.MANAGED_BY] == cv.MANAGED_BY_VALUE
-
-
-def test_binding_denies_and_policy_fails_closed() -> None:
-    assert binding()["spec"]["validationActions"] == ["Deny"]
-    assert policy()["spec"]["failurePolicy"] == "Fail"
-    (dep,) = [r for r in rendered(STACK).by_type(VAPB)]
-    assert any(d == "admission-tenant-workloads" for d in dep.options["dependencies"])
+def test_each_policy_has_a_binding_that_denies_and_fails_closed() -> None:
+    names = {r.inputs["metadata"]["name"] for r in rendered(STACK).by_type(VAP)}
+    assert names == {cv.TENANT_WORKLOAD_POLICY, cv.TENANT_NETWORK_POLICY_GUARD}
+    assert {r.inputs["metadata"]["name"] for r in rendered(STACK).by_type(VAPB)} == names
+    for name in names:
+        p, b = policy(name), binding(name)
+        assert p["apiVersion"] == b["apiVersion"] == "admissionregistration.k8s.io/v1"
+        assert b["spec"]["policyName"] == name
+        assert b["spec"]["validationActions"] == ["Deny"]
+        assert p["spec"]["failurePolicy"] == "Fail"
+        for obj in (p, b):
+            assert obj["metadata"]["labels"][cv.MANAGED_BY] == cv.MANAGED_BY_VALUE
+    for r in rendered(STACK).by_type(VAPB):
+        (policy_resource,) = [x for x in rendered(STACK).by_type(VAP)
+                              if x.inputs["metadata"]["name"] == r.inputs["spec"]["policyName"]]
+        assert policy_resource.name in r.options["dependencies"]
 
 
 def test_bound_to_tenant_namespaces_only() -> None:
@@ -85,11 +87,25 @@ def test_bound_to_tenant_namespaces_only() -> None:
     # Kubernetes' and the platform's namespaces, labelled as the API server labels them.
     for ns in cv.RESERVED_NAMESPACES:
         namespaces.setdefault(ns, {})
-    for selector in (policy()["spec"]["matchConstraints"]["namespaceSelector"],
-                     binding()["spec"]["matchResources"]["namespaceSelector"]):
-        chosen = {ns for ns, labels in namespaces.items()
-                  if selects(selector, {**labels, "kubernetes.io/metadata.name": ns})}
-        assert chosen == tenant
+    for name in (cv.TENANT_WORKLOAD_POLICY, cv.TENANT_NETWORK_POLICY_GUARD):
+        for selector in (policy(name)["spec"]["matchConstraints"]["namespaceSelector"],
+                         binding(name)["spec"]["matchResources"]["namespaceSelector"]):
+            chosen = {ns for ns, labels in namespaces.items()
+                      if selects(selector, {**labels, "kubernetes.io/metadata.name": ns})}
+            assert chosen == tenant, name
+
+
+def test_network_policies_in_tenant_namespaces_need_a_cluster_wide_grant() -> None:
+    """Teams hold `edit`/`admin`, which may write NetworkPolicies; an extra allow-all would void the
+    default deny. The guard asks the authorizer without a namespace: only a ClusterRoleBinding passes."""
+    spec = policy(cv.TENANT_NETWORK_POLICY_GUARD)["spec"]
+    assert matched(spec) == {("networking.k8s.io", "v1", "networkpolicies")}
+    (rule,) = spec["matchConstraints"]["resourceRules"]
+    assert set(rule["operations"]) == {"CREATE", "UPDATE", "DELETE"}
+    (check,) = spec["validations"]
+    assert check["expression"].startswith("authorizer.group('networking.k8s.io').resource('networkpolicies')")
+    assert ".namespace(" not in check["expression"]
+    assert check["expression"].endswith(".allowed()")
 
 
 def test_matches_pods_jobs_and_the_configured_integrations_on_create_and_update() -> None:
@@ -131,7 +147,7 @@ def test_rules_cover_queue_label_gpu_names_integers_requests_and_host_namespaces
     for name in (cv.GPU_RESOURCE, cv.SHARED_GPU_RESOURCE):
         assert f"'{name}'" in text
     assert f"startsWith('{cv.MIG_RESOURCE_PREFIX}')" in text
-    assert ".isInteger()" in text and ".compareTo(" in text
+    assert ".asApproximateFloat()" in text and ".compareTo(" in text
     for field in ("hostNetwork", "hostPID", "hostIPC"):
         assert f"s.{field}" in text
     # Controller-owned objects (a Job's pods, a JobSet's jobs) are exempt from the queue rule only.
