@@ -1,8 +1,8 @@
 """Benchmark 1, program cost: our program vs a floor program, under mocks, for N = 10, 100, 1000 teams.
 
-The floor registers exactly the resources our program registers (same types, names, parents and
-inputs, captured from our run) with none of our spec, plan or component logic: what the Pulumi SDK
-itself costs. Each run is a fresh interpreter; the best of `--repeat` runs counts.
+The floor registers exactly the resources our program registers (same types, names, parents,
+dependencies, providers and inputs, captured from our run, through the same SDK classes) with none of
+our spec, plan or component logic: what the Pulumi SDK itself costs. Each run is a fresh interpreter; the best of `--repeat` runs counts.
 Targets: ours / floor <= 1.3 at every N (time and peak memory); t(1000) / t(100) <= 11.
 
     python -m bench.program_cost [--teams 10 100 1000] [--repeat 3]
@@ -32,34 +32,67 @@ def _ours(teams: int, dump: str | None) -> None:
     rendered = m.pop("result")
     if dump:
         Path(dump).write_text(json.dumps([
-            {"type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom, "inputs": r.inputs}
+            {"type": r.type, "name": r.name, "parent": r.parent, "custom": r.custom, "inputs": r.inputs,
+             "dependencies": r.options.get("dependencies", []), "provider": r.options.get("provider")}
             for r in rendered.resources
         ]))
     emit({**m, "resources": len(rendered.resources)})
 
 
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
+def sdk_class(token: str) -> Any:
+    """The SDK class registering `token` (kubernetes:core/v1:Namespace -> pulumi_kubernetes.core.v1.Namespace),
+    or None for objects of CRDs, which the floor registers as plain custom resources with the same token."""
+    import importlib
+
+    pkg, middle, cls = token.split(":")
+    if pkg == "aws":
+        return getattr(importlib.import_module(f"pulumi_aws.{middle.split('/')[0]}"), cls)
+    if pkg == "kubernetes":
+        group, version = middle.rsplit("/", 1)
+        module = group.split(".")[0]
+        try:
+            return getattr(importlib.import_module(f"pulumi_kubernetes.{module}.{version}"), cls)
+        except (ImportError, AttributeError):
+            return None
+    raise ValueError(token)
+
+
 def _floor(dump: str) -> None:
+    """Registers the recorded resources through the same SDK classes with the recorded inputs: the SDK's cost."""
     import pulumi
-    import pulumi_aws  # noqa: F401  the SDK packages whose resources the floor registers: their import
-    import pulumi_kubernetes  # noqa: F401  cost is the SDK's, not our program's
+    import pulumi_kubernetes as k8s
     from components.render import _Mocks, _RecordingMonitor
     from pulumi.runtime import mocks as pmocks
     from pulumi.runtime.stack import run_pulumi_func, wait_for_rpcs
     from pulumi.runtime.sync_await import _sync_await
 
     recorded: list[dict[str, Any]] = json.loads(Path(dump).read_text())
+    classes = {r["type"]: sdk_class(r["type"]) for r in recorded if r["custom"] and not r["type"].startswith("pulumi:")}
 
     def program(resources: list[dict[str, Any]]) -> None:
-        parents: dict[str, pulumi.Resource] = {}
+        # The same graph as ours: parents, explicit dependencies and provider references.
+        by_name: dict[str, pulumi.Resource] = {}
         for r in resources:
-            opts = pulumi.ResourceOptions(parent=parents.get(r["parent"])) if r["parent"] else None
+            opts = pulumi.ResourceOptions(
+                parent=by_name.get(r["parent"]) if r["parent"] else None,
+                depends_on=[by_name[d] for d in r.get("dependencies", []) if d in by_name],
+                provider=by_name.get(r.get("provider") or ""),
+            )
+            inputs = {k: v for k, v in r["inputs"].items() if not k.startswith("__")}
             if not r["custom"]:
-                res = pulumi.ComponentResource(r["type"], r["name"], None, opts)
-                parents[r["name"]] = res
-            elif r["type"].startswith("pulumi:providers:"):
-                parents[r["name"]] = pulumi.ProviderResource(r["type"].split(":")[-1], r["name"], r["inputs"], opts)
+                res: pulumi.Resource = pulumi.ComponentResource(r["type"], r["name"], None, opts)
+            elif r["type"] == "pulumi:providers:kubernetes":
+                res = k8s.Provider(r["name"], **{_snake(k): v for k, v in inputs.items()}, opts=opts)
+            elif classes[r["type"]] is None:
+                res = pulumi.CustomResource(r["type"], r["name"], inputs, opts)
             else:
-                pulumi.CustomResource(r["type"], r["name"], r["inputs"], opts)
+                inputs.pop("apiVersion", None), inputs.pop("kind", None)
+                res = classes[r["type"]](r["name"], opts=opts, **{_snake(k): v for k, v in inputs.items()})
+            by_name[r["name"]] = res
 
     def go(resources: list[dict[str, Any]]) -> int:
         monitor = _RecordingMonitor(_Mocks())
@@ -94,6 +127,8 @@ def main() -> None:
             floor = [child(["bench.program_cost", "--child", "floor", "--dump", dump]) for _ in range(args.repeat)]
             best_o = min(ours, key=lambda x: x["seconds"])
             best_f = min(floor, key=lambda x: x["seconds"])
+            if best_o["resources"] != best_f["resources"]:
+                raise SystemExit(f"floor registered {best_f['resources']} resources, ours {best_o['resources']}")
             rows[n] = (best_o, best_f)
             print(f"N={n:>5}: {best_o['resources']:>6} resources  time ours/floor = "
                   f"{best_o['seconds'] / best_f['seconds']:.2f}  peak memory ours/floor = "
