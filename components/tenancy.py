@@ -4,17 +4,17 @@ Per team namespace: the Namespace (team, cost-center, environment and Pod Securi
 LocalQueue that feeds the team's ClusterQueue, RoleBindings for the team's groups, a ResourceQuota and a
 LimitRange, and NetworkPolicies (default deny, then DNS, the namespace itself, scraping from monitoring
 and the team's configured egress). Cluster wide: the platform's batch-user ClusterRole (so RoleBindings
-work whether or not Kueue's chart, with its own kueue-batch-user-role, is installed), a queue-admin
-ClusterRole for the platform admins and a read-only queue-viewer ClusterRole for every tenant group.
+work whether or not Kueue's chart, with its own kueue-batch-user-role, is installed) and a queue-admin
+ClusterRole for the platform admins.
 
-Tenant groups only ever get RoleBindings inside their own namespaces plus cluster-scoped read of queue
-objects: no cluster-scoped write, nothing in the platform namespaces. Every number and label comes from
+Tenant groups only ever get RoleBindings inside their own namespaces: no ClusterRoleBinding, nothing in
+the platform namespaces. Every number and label comes from
 the plan; this module only shapes objects.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -111,15 +111,6 @@ def queue_admin_rules() -> list[dict[str, Any]]:
     ]
 
 
-def queue_viewer_rules() -> list[dict[str, Any]]:
-    """Read-only view of the cluster-scoped queue objects, so a tenant can see its ClusterQueue's quota and
-    usage, the cohort tree and the priority class names it may use. Nothing namespaced."""
-    return [
-        {"apiGroups": [KUEUE_GROUP], "resources": list(KUEUE_CLUSTER_RESOURCES), "verbs": READ},
-        {"apiGroups": [KUEUE_GROUP], "resources": ["clusterqueues/status", "cohorts/status"], "verbs": ["get"]},
-    ]
-
-
 def network_policy_specs(plan: Plan, team: TeamPlan) -> dict[str, dict[str, Any]]:
     """Name -> NetworkPolicy spec. Policies are additive: the default deny selects every pod for both
     directions, each allow opens one path. EFA (OS-bypass) traffic between training pods does not pass
@@ -175,10 +166,6 @@ def role_bindings(team: TeamPlan) -> dict[str, tuple[str, tuple[str, ...]]]:
     return {tier: (role, groups) for tier, (role, groups) in tiers.items() if groups}
 
 
-def tenant_groups(plan: Plan) -> list[str]:
-    return sorted({g for t in plan.teams for g in (*t.admin_groups, *t.member_groups, *t.viewer_groups)})
-
-
 class Tenancy(pulumi.ComponentResource):
     """Team namespaces with their queue, RBAC, quota, limits and network policy; the platform's roles."""
 
@@ -210,22 +197,22 @@ class Tenancy(pulumi.ComponentResource):
             rules=batch_user_rules(self.plan),
             opts=child,
         )
-        roles: list[tuple[str, str, list[dict[str, Any]], Sequence[str]]] = [
-            ("tenancy-queue-admin", cv.QUEUE_ADMIN_CLUSTER_ROLE, queue_admin_rules(), self.plan.cluster.platform_admins),
-            ("tenancy-queue-viewer", cv.QUEUE_VIEWER_CLUSTER_ROLE, queue_viewer_rules(), tenant_groups(self.plan)),
-        ]
-        for logical, role_name, rules, groups in roles:
-            role = k8s.rbac.v1.ClusterRole(
-                logical, metadata={"name": role_name, "labels": labels()}, rules=rules, opts=child,
+        # Tenants get no ClusterRoleBinding at all, not even read-only: their queue's usage is in the
+        # LocalQueue's status (flavorsUsage, flavorsReservation), which the batch-user role can read.
+        admin = k8s.rbac.v1.ClusterRole(
+            "tenancy-queue-admin",
+            metadata={"name": cv.QUEUE_ADMIN_CLUSTER_ROLE, "labels": labels()},
+            rules=queue_admin_rules(),
+            opts=child,
+        )
+        if self.plan.cluster.platform_admins:
+            k8s.rbac.v1.ClusterRoleBinding(
+                "tenancy-queue-admin",
+                metadata={"name": cv.QUEUE_ADMIN_CLUSTER_ROLE, "labels": labels()},
+                role_ref={"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": cv.QUEUE_ADMIN_CLUSTER_ROLE},
+                subjects=group_subjects(self.plan.cluster.platform_admins),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[admin]),
             )
-            if groups:
-                k8s.rbac.v1.ClusterRoleBinding(
-                    logical,
-                    metadata={"name": role_name, "labels": labels()},
-                    role_ref={"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role_name},
-                    subjects=group_subjects(groups),
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[role]),
-                )
         return batch_user
 
     # -- per namespace ----------------------------------------------------------------------------------

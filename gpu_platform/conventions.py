@@ -217,7 +217,6 @@ CLUSTER_ROLE_VIEW = "view"
 # The platform's own ClusterRoles (they exist whether or not Kueue's chart, with its kueue-batch-*-role, is installed).
 BATCH_USER_CLUSTER_ROLE = f"{MANAGED_BY_VALUE}:batch-user"
 QUEUE_ADMIN_CLUSTER_ROLE = f"{MANAGED_BY_VALUE}:queue-admin"
-QUEUE_VIEWER_CLUSTER_ROLE = f"{MANAGED_BY_VALUE}:queue-viewer"
 # Group tiers of a team (spec `groups`), and the RoleBinding of each in every team namespace.
 TENANT_TIERS: tuple[str, ...] = ("admins", "members", "viewers", "batch-users")
 

@@ -358,6 +358,10 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan]) -> Tea
         cpu_millis += ceiling * pp.cpu_millis_per_unit
         memory_mib += ceiling * pp.memory_mib_per_unit
         cost += q.gpus / pp.units_per_node * pp.usd_per_node_hour
+    # A ResourceQuota only limits the resources it lists: every GPU resource a pool advertises is capped,
+    # at 0 where the team has no quota, or the namespace could take any number of them.
+    for pp in pools.values():
+        caps.setdefault(pp.resource_name, 0)
     lim = team.limits
     hard = {f"requests.{name}": str(units) for name, units in sorted(caps.items())}
     hard.update({
