@@ -24,7 +24,6 @@ SharingMode = Literal["full", "mig", "time-slicing"]
 CapacityType = Literal["on-demand", "spot", "capacity-reservation", "capacity-block"]
 PodSecurity = Literal["baseline", "restricted"]
 AmiType = Literal["AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA"]
-PreemptionPolicy = Literal["Never", "LowerPriority", "Any", "LowerOrNewerEqualPriority"]
 
 
 def _dns_label(value: str) -> str:
@@ -200,9 +199,21 @@ class Quota(Strict):
 
 
 class Preemption(Strict):
-    reclaimWithinCohort: PreemptionPolicy = "Any"
-    borrowWithinCohort: Literal["Never", "LowerPriority"] = "LowerPriority"
-    withinClusterQueue: PreemptionPolicy = "LowerPriority"
+    """Kueue ClusterQueue preemption (kueue.x-k8s.io/v1beta2 ClusterQueue spec.preemption enums).
+
+    borrowWithinCohort defaults to Never: Kueue documents it for classical preemption only, and the
+    platform runs Kueue with fair sharing."""
+
+    reclaimWithinCohort: Literal["Never", "LowerPriority", "Any"] = "Any"
+    borrowWithinCohort: Literal["Never", "LowerPriority"] = "Never"
+    withinClusterQueue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "LowerPriority"
+
+    @model_validator(mode="after")
+    def _combination(self) -> "Preemption":
+        # The ClusterQueue CRD's CEL rule: reclaimWithinCohort=Never and borrowWithinCohort.policy!=Never.
+        if self.reclaimWithinCohort == "Never" and self.borrowWithinCohort != "Never":
+            raise ValueError("borrowWithinCohort must be 'Never' when reclaimWithinCohort is 'Never' (Kueue rejects it)")
+        return self
 
 
 class Egress(Strict):

@@ -129,6 +129,9 @@ BAD: list[tuple[str, Callable[[dict], None], str, str]] = [
     ("bad pod security", _set(["teams", 0, "podSecurity"], "privileged"), "teams[0].podSecurity", "'baseline' or 'restricted'"),
     ("bad egress cidr", _set(["teams", 3, "egress"], [{"cidr": "10.0.0.0/33"}]), "teams[3].egress[0].cidr", "not a CIDR"),
     ("bad egress port", _set(["teams", 3, "egress"], [{"cidr": "10.0.0.0/16", "ports": [0]}]), "teams[3].egress[0].ports", "outside 1-65535"),
+    ("preemption value kueue lacks", _set(["defaultPreemption"], {"withinClusterQueue": "Any"}), "defaultPreemption.withinClusterQueue", "'LowerOrNewerEqualPriority'"),
+    ("preemption combination kueue rejects", _set(["teams", 3, "preemption"], {"reclaimWithinCohort": "Never", "borrowWithinCohort": "LowerPriority"}),
+     "teams[3].preemption", "must be 'Never'"),
     ("pricing unknown type", _set(["pricing"], {"p9.xlarge": 1.0}), "pricing.p9.xlarge", "unknown instance type"),
     ("pool list not a list", _set(["pools"], "h100"), "pools", "valid list"),
 ]
