@@ -115,7 +115,7 @@ fi
 
 # Cold: build.
 command -v go >/dev/null || die "go is not on PATH (needed to build kube-apiserver $KUBE_VERSION)"
-grep -q "^require k8s.io/kubernetes $KUBE_VERSION\$" "$MODULE_DIR/go.mod" \
+grep -Eq "^(require )?[[:space:]]*k8s.io/kubernetes $KUBE_VERSION( |\$)" "$MODULE_DIR/go.mod" \
   || die "toolchain/kube-apiserver/go.mod does not require k8s.io/kubernetes $KUBE_VERSION; run $0 --update-module"
 
 mkdir -p "$CACHE/tmp" "$CACHE/build" "$CACHE/locks"
@@ -143,7 +143,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$BUILD_DATE"
 done
 
-log "building ${BINARIES[*]} $KUBE_VERSION (k8s.io/kubernetes module; 15-30 min cold on 2 cores) ..."
+log "building ${BINARIES[*]} $KUBE_VERSION (k8s.io/kubernetes module; 10-20 min cold on 2 cores) ..."
 start=$SECONDS
 pkgs=()
 for b in "${BINARIES[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
