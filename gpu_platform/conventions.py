@@ -117,6 +117,26 @@ RESERVED_NAMESPACES: tuple[str, ...] = (
 
 # Grafana's dashboard sidecar picks up ConfigMaps with this label.
 GRAFANA_DASHBOARD_LABEL = "grafana_dashboard"
+GRAFANA_DASHBOARD_LABEL_VALUE = "1"
+# kube-prometheus-stack's Prometheus selects ServiceMonitors and PrometheusRules by this label, whose
+# value is the stack's Helm release name (spec addons.monitoring.prometheusRelease).
+PROMETHEUS_RELEASE_LABEL = "release"
+APP_NAME = "app.kubernetes.io/name"
+APP_INSTANCE = "app.kubernetes.io/instance"
+
+# GPU Operator: its Helm release, and the ConfigMaps its chart values name. They live in
+# GPU_OPERATOR_NAMESPACE because the operator looks them up in its own namespace.
+GPU_OPERATOR_RELEASE_NAME = "gpu-operator"
+MIG_PARTED_CONFIGMAP = "mig-parted-config"
+DEVICE_PLUGIN_CONFIGMAP = "device-plugin-config"
+DCGM_METRICS_CONFIGMAP = "dcgm-exporter-metrics"
+# The mig-parted config that turns MIG off: the MIG manager's default for nodes without a mig.config label.
+MIG_DISABLED_CONFIG = "all-disabled"
+# kubeadm's control-plane taint (kubernetes.io/docs/reference/labels-annotations-taints), which the
+# chart's node-feature-discovery workers tolerate by default.
+CONTROL_PLANE_TAINT_KEY = "node-role.kubernetes.io/control-plane"
+# RoleBinding that gives cluster.platformAdmins the `admin` ClusterRole in a platform namespace.
+PLATFORM_ADMINS_ROLE_BINDING = "platform-admins"
 
 # Names.
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
