@@ -159,6 +159,27 @@ def sharing_value(mode: str, profile: str | None = None, replicas: int | None = 
     return "full-gpu"
 
 
+def parse_sharing_value(value: str) -> tuple[str, str | None, int | None] | None:
+    """The inverse of `sharing_value`: (mode, MIG profile, replicas), or None for a value it never makes.
+
+    The policy pack sees resources, not the spec, so it reads a pool's sharing back from its label."""
+    if value == sharing_value("full"):
+        return "full", None, None
+    mig_prefix = sharing_value("mig", "")
+    if value.startswith(mig_prefix) and len(value) > len(mig_prefix):
+        return "mig", value[len(mig_prefix):], None
+    ts_prefix = sharing_value("time-slicing", replicas="")  # type: ignore[arg-type]
+    replicas = value[len(ts_prefix):]
+    if value.startswith(ts_prefix) and replicas.isdigit():
+        return "time-slicing", None, int(replicas)
+    return None
+
+
+# Annotation on every Kueue ResourceFlavor: its pool's capacity in schedulable units (PoolPlan.capacity_units).
+# The policy pack checks that nominal quotas fit it even where no node group is in the stack (`existing`).
+FLAVOR_CAPACITY_ANNOTATION = f"{PREFIX}/capacity-units"
+
+
 def mig_config_name(profile: str) -> str:
     """mig-parted config name that partitions every GPU of a node into `profile` slices."""
     return f"all-{profile}"
