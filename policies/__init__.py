@@ -1,0 +1,1 @@
+"""The gpu-platform CrossGuard policy pack (a directory the Pulumi CLI runs) and its importable rules."""
