@@ -1,0 +1,307 @@
+"""The whole program's resources through the pack: every stack passes, and each seeded violation of a
+rendered stack is caught by the rule it breaks.
+
+Renders are the session's cached runs of the real program (tests/conftest.py); each mutation works on a
+copy of the render-format resources and runs the one rule under test, so the suite stays fast.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any, Callable
+
+import pytest
+
+from gpu_platform import conventions as cv
+from policies.gpu_policies.offline import check_resources, format_violations
+from policies.gpu_policies.pack import POLICIES
+
+from tests.conftest import STACKS, plan_of, rendered
+from tests.policy.helpers import HELM_RELEASE, NODE_GROUP, POD, gpu_pod_spec, job, meta, policy, res
+
+Resources = list[dict[str, Any]]
+
+
+@functools.cache
+def _data(stack: str) -> tuple[dict[str, Any], ...]:
+    return tuple(r.to_json() for r in rendered(stack).custom)
+
+
+def data(stack: str) -> Resources:
+    """A fresh, mutable copy of a stack's rendered resources (render format)."""
+    return copy.deepcopy(list(_data(stack)))
+
+
+def obj(resources: Resources, kind: str, name: str | None = None, namespace: str | None = None) -> dict[str, Any]:
+    """The one rendered Kubernetes object of that kind (and metadata name / namespace)."""
+    found = [r for r in resources
+             if r["inputs"].get("kind") == kind
+             and (name is None or r["inputs"]["metadata"].get("name") == name)
+             and (namespace is None or r["inputs"]["metadata"].get("namespace") == namespace)]
+    assert found, f"no {kind} {namespace}/{name} in the render"
+    return found[0]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stack_has_no_violations(stack: str) -> None:
+    found = check_resources(list(_data(stack)))
+    assert found == [], format_violations(found, stack)
+
+
+def test_the_check_sees_the_whole_program() -> None:
+    """Guard against a vacuous pass: prod's render holds what the rules are about."""
+    resources = _data("prod")
+    kinds = {r["inputs"].get("kind") for r in resources}
+    assert {"Namespace", "ResourceQuota", "NetworkPolicy", "ClusterQueue", "ResourceFlavor", "LocalQueue"} <= kinds
+    assert sum(r["type"] == NODE_GROUP for r in resources) == len(plan_of("prod").pools)
+
+
+def first_team(stack: str) -> str:
+    return plan_of(stack).teams[0].namespaces[0]
+
+
+def drop_default_deny(r: Resources, stack: str) -> str:
+    victim = obj(r, "NetworkPolicy", cv.NETWORK_POLICY_DEFAULT_DENY, first_team(stack))
+    r.remove(victim)
+    return obj(r, "Namespace", first_team(stack))["name"]
+
+
+def add_privileged_pod(r: Resources, stack: str) -> str:
+    r.append(res(POD, "seeded-pod", {"apiVersion": "v1", "kind": "Pod", "metadata": meta("debug", first_team(stack)),
+                                      "spec": {"containers": [{"name": "sh", "image": "busybox:1.36",
+                                                               "securityContext": {"privileged": True}}]}}))
+    return "seeded-pod"
+
+
+def add_host_network_job(r: Resources, stack: str) -> str:
+    r.append(job(first_team(stack), gpu_pod_spec(hostNetwork=True), name="seeded"))
+    return "job-seeded"
+
+
+def add_unqueued_gpu_job(r: Resources, stack: str) -> str:
+    r.append(job(first_team(stack), gpu_pod_spec(), queue=False, name="seeded"))
+    return "job-seeded"
+
+
+def clear_selector(r: Resources, stack: str) -> str:
+    cq = obj(r, "ClusterQueue", cv.cluster_queue_name(plan_of(stack).teams[0].name))
+    cq["inputs"]["spec"]["namespaceSelector"] = {}
+    return cq["name"]
+
+
+def remove_pool_label(r: Resources, stack: str) -> str:
+    pool = plan_of(stack).pools[0].name
+    ng = next(x for x in r if x["type"] == NODE_GROUP and x["inputs"]["labels"].get(cv.POOL) == pool)
+    del ng["inputs"]["labels"][cv.SHARING]
+    return ng["name"]
+
+
+def remove_flavor_pool_label(r: Resources, stack: str) -> str:
+    flavor = obj(r, "ResourceFlavor", cv.flavor_name(plan_of(stack).pools[0].name))
+    del flavor["inputs"]["spec"]["nodeLabels"][cv.ACCELERATOR]
+    return flavor["name"]
+
+
+def drop_flavor_tolerations(r: Resources, stack: str) -> str:
+    flavor = obj(r, "ResourceFlavor", cv.flavor_name(plan_of(stack).pools[0].name))
+    flavor["inputs"]["spec"].pop("tolerations", None)
+    flavor["inputs"]["spec"].pop("nodeTaints", None)
+    return flavor["name"]
+
+
+def unpin_chart(r: Resources, stack: str) -> str:
+    release = next(x for x in r if x["type"] == HELM_RELEASE)
+    release["inputs"]["version"] = ">=" + str(release["inputs"]["version"]).lstrip("v")
+    return release["name"]
+
+
+def drop_quota(r: Resources, stack: str) -> str:
+    r.remove(obj(r, "ResourceQuota", namespace=first_team(stack)))
+    return obj(r, "Namespace", first_team(stack))["name"]
+
+
+def drop_local_queue(r: Resources, stack: str) -> str:
+    r.remove(obj(r, "LocalQueue", namespace=first_team(stack)))
+    return obj(r, "Namespace", first_team(stack))["name"]
+
+
+def drop_limit_range(r: Resources, stack: str) -> str:
+    r.remove(obj(r, "LimitRange", namespace=first_team(stack)))
+    return obj(r, "Namespace", first_team(stack))["name"]
+
+
+def drop_dns_allow(r: Resources, stack: str) -> str:
+    r.remove(obj(r, "NetworkPolicy", cv.NETWORK_POLICY_ALLOW_DNS, first_team(stack)))
+    return obj(r, "Namespace", first_team(stack))["name"]
+
+
+def unlabel_namespace(r: Resources, stack: str) -> str:
+    ns = obj(r, "Namespace", first_team(stack))
+    del ns["inputs"]["metadata"]["labels"][cv.COST_CENTER]
+    return ns["name"]
+
+
+def privileged_tenant(r: Resources, stack: str) -> str:
+    ns = obj(r, "Namespace", first_team(stack))
+    ns["inputs"]["metadata"]["labels"][cv.PSA_ENFORCE] = "privileged"
+    return ns["name"]
+
+
+def bind_cluster_admin(r: Resources, stack: str) -> str:
+    rb = obj(r, "RoleBinding", namespace=first_team(stack))
+    rb["inputs"]["roleRef"]["name"] = cv.CLUSTER_ROLE_CLUSTER_ADMIN
+    return rb["name"]
+
+
+def bind_tenant_cluster_wide(r: Resources, stack: str) -> str:
+    rb = copy.deepcopy(obj(r, "RoleBinding", namespace=first_team(stack)))
+    rb["type"] = rb["type"].replace("RoleBinding", "ClusterRoleBinding")
+    rb["name"] = "seeded-crb"
+    rb["inputs"]["kind"] = "ClusterRoleBinding"
+    rb["inputs"]["metadata"].pop("namespace")
+    r.append(rb)
+    return rb["name"]
+
+
+def overcommit_quota(r: Resources, stack: str) -> str:
+    plan = plan_of(stack)
+    q = plan.teams[0].quotas[0]
+    cq = obj(r, "ClusterQueue", plan.teams[0].cluster_queue)
+    for group in cq["inputs"]["spec"]["resourceGroups"]:
+        for fl in group["flavors"]:
+            for entry in fl["resources"]:
+                if fl["name"] == q.flavor and entry["name"] == q.resource_name:
+                    entry["nominalQuota"] = str(plan.pools_by_name[q.pool].capacity_units + 1)
+    return obj(r, "ResourceFlavor", q.flavor)["name"]
+
+
+def kueue_v1beta1(r: Resources, stack: str) -> str:
+    cq = obj(r, "ClusterQueue")
+    cq["type"] = cq["type"].replace(cv.KUEUE_API_VERSION, cv.KUEUE_API_VERSION.replace("v1beta2", "v1beta1"))
+    return cq["name"]
+
+
+def strip_cost_tag(r: Resources, stack: str) -> str:
+    ng = next(x for x in r if x["type"] == NODE_GROUP)
+    del ng["inputs"]["tags"][cv.TAG_ENVIRONMENT]
+    return ng["name"]
+
+
+def add_wildcard_role(r: Resources, stack: str) -> str:
+    r.append(res("kubernetes:rbac.authorization.k8s.io/v1:Role", "seeded-role", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta("power", first_team(stack)),
+        "rules": [{"apiGroups": [""], "resources": ["*"], "verbs": ["get"]}]}))
+    return "seeded-role"
+
+
+def widen_selector(r: Resources, stack: str) -> str:
+    cq = obj(r, "ClusterQueue", cv.cluster_queue_name(plan_of(stack).teams[0].name))
+    cq["inputs"]["spec"]["namespaceSelector"] = {"matchExpressions": [
+        {"key": cv.NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": [first_team(stack)]}]}
+    return cq["name"]
+
+
+def tolerate_every_workload(r: Resources, stack: str) -> str:
+    flavor = obj(r, "ResourceFlavor", cv.flavor_name(plan_of(stack).pools[0].name))
+    flavor["inputs"]["spec"].setdefault("tolerations", []).append(
+        {"key": cv.WORKLOAD_TAINT_KEY, "operator": "Exists", "effect": cv.TAINT_EFFECT})
+    return flavor["name"]
+
+
+def rename_flavor_in_queue(r: Resources, stack: str) -> str:
+    cq = obj(r, "ClusterQueue", plan_of(stack).teams[0].cluster_queue)
+    cq["inputs"]["spec"]["resourceGroups"][0]["flavors"][0]["name"] = "no-such-flavor"
+    return cq["name"]
+
+
+def add_untolerated_gpu_job(r: Resources, stack: str) -> str:
+    r.append(job(first_team(stack), {**gpu_pod_spec(), "tolerations": []}, name="seeded"))
+    return "job-seeded"
+
+
+def add_gpu_request_job(r: Resources, stack: str) -> str:
+    spec = gpu_pod_spec()
+    spec["containers"][0]["resources"]["requests"] = {cv.GPU_RESOURCE: 1}
+    r.append(job(first_team(stack), spec, name="seeded"))
+    return "job-seeded"
+
+
+def add_latest_image(r: Resources, stack: str) -> str:
+    spec = gpu_pod_spec()
+    spec["containers"][0]["image"] = "registry.example/train:latest"
+    r.append(job(first_team(stack), spec, name="seeded"))
+    return "job-seeded"
+
+
+def drop_managed_by(r: Resources, stack: str) -> str:
+    ns = obj(r, "Namespace", first_team(stack))
+    del ns["inputs"]["metadata"]["labels"][cv.MANAGED_BY]
+    return ns["name"]
+
+
+MUTATIONS: list[tuple[str, Callable[[Resources, str], str], tuple[str, ...]]] = [
+    ("namespace-default-deny", drop_default_deny, STACKS),
+    ("workload-no-privileged", add_privileged_pod, STACKS),
+    ("workload-no-host-access", add_host_network_job, ("local",)),
+    ("workload-queue-name", add_unqueued_gpu_job, ("local",)),
+    ("cluster-queue-namespace-selector", clear_selector, STACKS),
+    ("gpu-node-group-labels", remove_pool_label, ("staging", "prod")),
+    ("resource-flavor-matches-pool", remove_flavor_pool_label, STACKS),
+    ("resource-flavor-matches-pool", drop_flavor_tolerations, ("local", "prod")),
+    ("helm-chart-pinned", unpin_chart, ("staging", "prod")),
+    ("namespace-resource-quota", drop_quota, ("prod",)),
+    ("namespace-local-queue", drop_local_queue, ("prod",)),
+    ("namespace-limit-range", drop_limit_range, ("prod",)),
+    ("namespace-dns-allow", drop_dns_allow, ("prod",)),
+    ("tenant-namespace-labels", unlabel_namespace, ("prod",)),
+    ("namespace-pod-security", privileged_tenant, ("prod",)),
+    ("privileged-namespaces", privileged_tenant, ("local",)),
+    ("tenant-no-cluster-admin", bind_cluster_admin, ("prod",)),
+    ("tenant-groups-namespace-scoped", bind_tenant_cluster_wide, ("prod",)),
+    ("nominal-quota-fits-capacity", overcommit_quota, ("local", "prod")),
+    ("no-kueue-v1beta1", kueue_v1beta1, ("prod",)),
+    ("aws-gpu-cost-tags", strip_cost_tag, ("prod",)),
+    ("tenant-role-wildcards", add_wildcard_role, ("prod",)),
+    ("cluster-queue-tenant-scope", widen_selector, ("local", "prod")),
+    ("flavor-single-workload", tolerate_every_workload, ("prod",)),
+    ("cluster-queue-flavors", rename_flavor_in_queue, ("prod",)),
+    ("workload-gpu-toleration", add_untolerated_gpu_job, ("prod",)),
+    ("workload-gpu-limits-only", add_gpu_request_job, ("prod",)),
+    ("image-tags-pinned", add_latest_image, ("prod",)),
+    ("recommended-labels", drop_managed_by, ("prod",)),
+]
+
+
+@pytest.mark.parametrize(
+    "rule,mutate,stack",
+    [(rule, m, s) for rule, m, stacks in MUTATIONS for s in stacks],
+    ids=[f"{s}-{m.__name__}" for _, m, stacks in MUTATIONS for s in stacks],
+)
+def test_seeded_violation_is_caught(rule: str, mutate: Callable[[Resources, str], str], stack: str) -> None:
+    resources = data(stack)
+    culprit = mutate(resources, stack)
+    p = policy(rule)
+    found = check_resources(resources, policies=[p])
+    assert any(v.resource.endswith(f" {culprit}") for v in found), (
+        f"{rule} missed the seeded violation on {culprit}: {found}")
+    assert all(v.level == p.enforcement_level.value for v in found)
+
+
+def test_every_rule_is_seeded() -> None:
+    assert {rule for rule, _, _ in MUTATIONS} == {p.name for p in POLICIES}
+
+
+def test_a_seeded_violation_fails_the_cli_check(tmp_path, capsys) -> None:
+    """`check --resources FILE` exits 1 on a mandatory violation and names the rule and the resource."""
+    import json
+
+    from gpu_platform.cli import EXIT_VIOLATIONS, main
+
+    resources = data("prod")
+    culprit = drop_default_deny(resources, "prod")
+    path = tmp_path / "resources.json"
+    path.write_text(json.dumps(resources))
+    assert main(["check", "--resources", str(path)]) == EXIT_VIOLATIONS
+    out = capsys.readouterr().out
+    assert "namespace-default-deny" in out and culprit in out
