@@ -162,8 +162,9 @@ def chart_values(plan: Plan) -> dict[str, Any]:
         "managerConfig": {
             "controllerManagerConfigYaml": yaml.safe_dump(controller_config(plan), sort_keys=False),
         },
-        # The chart's ServiceMonitor needs the Prometheus Operator CRDs, which come with monitoring.
-        "enablePrometheus": plan.spec.addons.monitoring.install,
+        # Off: the monitoring component makes Kueue's ServiceMonitor itself, with the `release` label
+        # Prometheus selects on; the chart's own would lack it, or scrape Kueue twice.
+        "enablePrometheus": False,
         "metrics": {"prometheusNamespace": cv.MONITORING_NAMESPACE},
     }
 
@@ -173,10 +174,14 @@ def resource_flavor(pool: PoolPlan) -> dict[str, Any]:
     spec: dict[str, Any] = {"nodeLabels": dict(pool.labels), "tolerations": pool.tolerations}
     if pool.topology is not None:
         spec["topologyName"] = pool.topology
+    metadata = _metadata(pool.flavor)
+    # The pool's capacity travels with its flavor so the policy pack can check that nominal quotas fit
+    # even where no node group is in the stack (`existing` clusters).
+    metadata["annotations"] = {cv.FLAVOR_CAPACITY_ANNOTATION: str(pool.capacity_units)}
     return {
         "apiVersion": cv.KUEUE_API_VERSION,
         "kind": "ResourceFlavor",
-        "metadata": _metadata(pool.flavor),
+        "metadata": metadata,
         "spec": spec,
     }
 

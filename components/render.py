@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pulumi
-from pulumi.runtime import mocks as pmocks, rpc, settings as psettings
+from pulumi.runtime import mocks as pmocks, rpc
 from pulumi.runtime.stack import run_pulumi_func, wait_for_rpcs
 from pulumi.runtime.sync_await import _sync_await
 
@@ -173,8 +173,6 @@ def run_program(
     try:
         _sync_await(run_pulumi_func(program))
         _sync_await(wait_for_rpcs())
-        stack_res = psettings.SETTINGS.root_resource if hasattr(psettings.SETTINGS, "root_resource") else None
-        del stack_res
     finally:
         pulumi.runtime.set_all_config({}, secret_keys=[])
     return Rendered(resources=monitor.recorded, outputs=outputs)
@@ -196,7 +194,8 @@ def write(rendered: Rendered, out: Path) -> tuple[Path, int]:
     for obj in rendered.kubernetes_objects():
         meta = obj.get("metadata") or {}
         parts = [obj["kind"].lower(), meta.get("namespace") or "cluster", meta.get("name") or "unnamed"]
-        (manifests / ("_".join(parts) + ".yaml")).write_text(
+        safe = "_".join(parts).replace(":", "-").replace("/", "-")
+        (manifests / (safe + ".yaml")).write_text(
             yaml.safe_dump(obj, sort_keys=True, default_flow_style=False)
         )
     return path, len(resources)

@@ -312,8 +312,8 @@ def test_controller_config_turns_on_fair_sharing_wait_for_pods_ready_and_metrics
     assert set(config["integrations"]["frameworks"]) <= KUEUE_FRAMEWORKS
     # EFA pods request vpc.amazonaws.com/efa, which no ClusterQueue covers: Kueue must not count it.
     assert any(cv.EFA_RESOURCE.startswith(p) for p in config["resources"]["excludeResourcePrefixes"])
-    # The chart's ServiceMonitor needs the Prometheus Operator, which comes with monitoring.
-    assert release(rendered("prod")).inputs["values"]["enablePrometheus"] == plan.spec.addons.monitoring.install
+    # Kueue is scraped through the monitoring component's ServiceMonitor only, never twice.
+    assert release(rendered("prod")).inputs["values"]["enablePrometheus"] is False
 
 
 def test_kueue_manages_jobs_only_in_tenant_namespaces() -> None:
