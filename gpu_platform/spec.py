@@ -494,6 +494,29 @@ def _check_pools(p: Platform, region: str | None) -> list[Problem]:
     return out
 
 
+def _check_mig_layouts(p: Platform) -> list[Problem]:
+    """One mig-parted layout per profile name (`all-1g.10gb`): a profile name that means different slice
+    counts on two accelerators (1g.10gb: 7 on A100 80GB, 4 on A100 40GB) cannot share that layout."""
+    out: list[Problem] = []
+    first: dict[str, tuple[int, str, int]] = {}
+    for i, pool in enumerate(p.pools):
+        if pool.sharing.mode != "mig":
+            continue
+        acc = catalog.ACCELERATORS.get(pool.accelerator)
+        profile = acc.mig_profiles.get(pool.sharing.profile) if acc else None
+        if profile is None:
+            continue  # reported by _check_pools
+        seen = first.setdefault(profile.name, (i, pool.accelerator, profile.slices_per_gpu))
+        if seen[2] != profile.slices_per_gpu:
+            out.append(Problem(
+                f"pools[{i}].sharing.profile",
+                f"MIG profile {profile.name!r} is {profile.slices_per_gpu} slices per GPU on {pool.accelerator} but "
+                f"{seen[2]} on {seen[1]} (pools[{seen[0]}]); one cluster's MIG layouts are named by profile, so "
+                "use a profile with the same geometry on both or put the pools in different clusters",
+            ))
+    return out
+
+
 def pool_labels_preview(pool: Pool) -> dict[str, str]:
     it = catalog.INSTANCE_TYPES[pool.instanceType]
     acc = catalog.ACCELERATORS[pool.accelerator]
@@ -619,7 +642,7 @@ def _check_platform(p: Platform, region: str | None) -> list[Problem]:
 
 
 def validate(platform: Platform, region: str | None = None) -> list[Problem]:
-    return _check_pools(platform, region) + _check_cohorts(platform) + _check_teams(platform) + _check_platform(platform, region)
+    return _check_pools(platform, region) + _check_mig_layouts(platform) + _check_cohorts(platform) + _check_teams(platform) + _check_platform(platform, region)
 
 
 def load_platform(raw: Any, region: str | None = None) -> Platform:

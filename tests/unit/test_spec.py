@@ -92,6 +92,9 @@ BAD: list[tuple[str, Callable[[dict], None], str, str]] = [
     ("mig profile the GPU lacks", _set(["pools", 3, "sharing", "profile"], "1g.18gb"), "pools[3].sharing.profile", "1g.10gb"),
     ("mig on a GPU without mig", _set(["pools", 2, "sharing"], {"mode": "mig", "profile": "1g.10gb"}), "pools[2].sharing.mode", "does not support MIG"),
     ("mig without profile", _set(["pools", 3, "sharing"], {"mode": "mig"}), "pools[3].sharing", "needs a profile"),
+    ("mig profile with two geometries", _append(["pools"], {
+        "name": "a100-40-mig", "accelerator": "a100-40gb", "instanceType": "p4d.24xlarge", "workload": "batch",
+        "sharing": {"mode": "mig", "profile": "1g.10gb"}, "capacity": {"max": 1}}), "pools[5].sharing.profile", "4 slices per GPU"),
     ("time-slicing replicas 1", _set(["pools", 4, "sharing", "replicas"], 1), "pools[4].sharing", "replicas >= 2"),
     ("time-slicing without replicas", _set(["pools", 4, "sharing"], {"mode": "time-slicing"}), "pools[4].sharing", "replicas >= 2"),
     ("full with replicas", _set(["pools", 0, "sharing"], {"mode": "full", "replicas": 2}), "pools[0].sharing", "neither"),
