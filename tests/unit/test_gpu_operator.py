@@ -17,7 +17,7 @@ import yaml
 from components.gpu_operator import mig_parted_config
 from gpu_platform import catalog, conventions as cv
 from gpu_platform.plan import build_plan
-from gpu_platform.spec import load_platform
+from gpu_platform.spec import SpecError, load_platform
 from tests.conftest import ROOT, plan_of, platform_raw, rendered
 from tests.crd_schema import crd_dir
 
@@ -306,9 +306,10 @@ def test_a_profile_name_with_two_geometries_is_refused() -> None:
     raw["pools"].append({"name": "notebooks-40", "accelerator": "a100-40gb", "instanceType": "p4d.24xlarge",
                          "workload": "interactive", "sharing": {"mode": "mig", "profile": "1g.10gb"},
                          "capacity": {"type": "on-demand", "min": 0, "max": 1}})
-    plan = build_plan(load_platform(raw))
-    with pytest.raises(ValueError, match="notebooks-40"):
-        mig_parted_config(plan)
+    # The spec refuses it with the pool's path, before any resource (or this ConfigMap) is built.
+    with pytest.raises(SpecError) as err:
+        load_platform(raw)
+    assert [p.path for p in err.value.problems] == ["pools[3].sharing.profile"]
 
 
 # ---------------------------------------------------------------------------------------------------
