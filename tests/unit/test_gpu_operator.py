@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 import yaml
 
-from components.gpu_operator import mig_parted_config
 from gpu_platform import catalog, conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
