@@ -9,8 +9,8 @@ configured otherwise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pulumi_policy import (

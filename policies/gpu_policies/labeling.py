@@ -16,11 +16,18 @@ from .framework import Config, GuardrailResourcePolicy, Report, Resource, of_typ
 from .settings import COST_TAGS, POOL_LABELS, SYSTEM_NAMESPACES, TENANT_LABELS
 
 
+def instance_types(props: Mapping[str, Any]) -> list[str]:
+    """A node group's instance types when known: AWS computes them from the launch template when the
+    program does not set them, so in a preview's stack outputs they may be unknown."""
+    names = o.known_or_none(lambda: [o.text(t) or "" for t in o.sequence(props.get("instanceTypes"))])
+    return names or []
+
+
 def is_gpu_node_group(props: Mapping[str, Any]) -> bool:
     """An NVIDIA AMI, a GPU instance type from the catalog, or any pool label marks a GPU node group."""
-    if "NVIDIA" in (o.text(props.get("amiType")) or "").upper():
+    if "NVIDIA" in (o.known_or_none(lambda: o.text(props.get("amiType"))) or "").upper():
         return True
-    if any(o.text(t) in catalog.INSTANCE_TYPES for t in o.sequence(props.get("instanceTypes"))):
+    if any(t in catalog.INSTANCE_TYPES for t in instance_types(props)):
         return True
     node_labels = o.mapping(props.get("labels"))
     return any(k in node_labels for k in cv.POOL_LABEL_KEYS)
@@ -55,8 +62,8 @@ def check_node_group_labels(r: Resource, cfg: Config, report: Report) -> None:
                    f"{cv.WORKLOAD} label {workload!r}")
 
     accelerator = o.text(node_labels.get(cv.ACCELERATOR))
-    for it_name in o.sequence(props.get("instanceTypes")):
-        it = catalog.INSTANCE_TYPES.get(o.text(it_name) or "")
+    for it_name in instance_types(props):
+        it = catalog.INSTANCE_TYPES.get(it_name)
         if it is None:
             continue
         if accelerator and accelerator != it.accelerator:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
-from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_OBJECT_VALUE, UnknownValueError
@@ -64,6 +64,16 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().lstrip("+").isdigit():
         return int(value.strip())
     return None
+
+
+def known_or_none(read: Callable[[], Any]) -> Any:
+    """`read()`, or None when it touches a value unknown during preview. Only for optional, provider-computed
+    attributes a rule uses as a hint or a fallback (a node group's `instanceTypes` or `amiType` when the
+    program leaves them to AWS): what a rule checks is read directly, so an unknown there fails it."""
+    try:
+        return read()
+    except UnknownValueError:
+        return None
 
 
 def is_true(value: Any) -> bool:

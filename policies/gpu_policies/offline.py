@@ -12,8 +12,8 @@ mocks that render uses, outputs are the inputs.
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pulumi_policy import (

@@ -9,8 +9,8 @@ pool labels) with taints consistent with its workload, and carry its pool's capa
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gpu_platform import catalog, conventions as cv
@@ -27,6 +27,7 @@ from .framework import (
     guarded,
     quoted,
 )
+from .labeling import instance_types
 from .settings import POOL_LABELS, SYSTEM_NAMESPACES
 
 
@@ -254,7 +255,7 @@ def _node_group_capacity(group: Resource, template: Resource | None, f: Flavor) 
     """max nodes x GPUs per node x units per GPU, when the node group (or its pool's launch template)
     names a catalog instance type."""
     max_nodes = o.as_int(o.mapping(group.props.get("scalingConfig")).get("maxSize"))
-    names = [o.text(t) or "" for t in o.sequence(group.props.get("instanceTypes"))]
+    names = instance_types(group.props)
     if not names and template is not None:
         names = [o.text(template.props.get("instanceType")) or ""]
     types = [catalog.INSTANCE_TYPES.get(n) for n in names]
@@ -299,7 +300,9 @@ def check_quota_fits_capacity(resources: Sequence[Resource], cfg: Config, report
                 report(f.resource, f"annotation {cv.FLAVOR_CAPACITY_ANNOTATION}={annotated_raw!r} is not a whole number")
             pool = o.text(f.node_labels.get(cv.POOL)) or ""
             group = groups.get(pool)
-            from_group = _node_group_capacity(group, templates.get(pool), f) if group is not None else None
+            from_group = None
+            if group is not None:  # an unknown size is reported against the node group that holds it
+                from_group = guarded(report, group, lambda: _node_group_capacity(group, templates.get(pool), f))
             if from_group is not None and annotated is not None and from_group != annotated:
                 report(f.resource, f"annotation {cv.FLAVOR_CAPACITY_ANNOTATION}={annotated} disagrees with node group "
                        f"{group.name!r}, which holds {from_group} units at its max size")

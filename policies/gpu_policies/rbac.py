@@ -7,7 +7,7 @@ no cluster-admin, and no role with wildcard verbs or resources.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from gpu_platform import conventions as cv

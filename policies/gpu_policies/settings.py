@@ -8,8 +8,8 @@ config that omits a key behave exactly like the engine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pulumi_policy import PolicyConfigSchema

@@ -24,7 +24,6 @@ from tests.policy.helpers import (
     PLACEMENT_GROUP,
     POD,
     RBAC,
-    RESOURCE_FLAVOR,
     ROLE,
     ROLE_BINDING,
     TRAIN,

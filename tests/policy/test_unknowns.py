@@ -109,3 +109,23 @@ def test_unknown_image_does_not_hide_a_privileged_container() -> None:
         {"name": "m", "image": STRING, "securityContext": {"privileged": True}}]}))
     found = [v for v in check_resources(w, policies=[policy("workload-no-privileged")])]
     assert [v.message for v in found if "privileged" in v.message and "cannot" not in v.message]
+
+
+def test_provider_computed_hints_may_be_unknown() -> None:
+    """Stack rules see outputs; in a preview AWS leaves a node group's `instanceTypes` unknown when the launch
+    template sets the instance type. Rules use it only as a hint, so that alone is no violation: the
+    capacity comes from the pool's launch template instead."""
+    w = world()
+    for r in w:
+        if r["type"] == "aws:eks/nodeGroup:NodeGroup":
+            r["inputs"]["instanceTypes"] = ARRAY
+    assert check_resources(w) == []
+
+
+def test_a_checked_value_stays_fail_closed_next_to_unknown_hints() -> None:
+    w = world()
+    ng = find(w, "ng-train")["inputs"]
+    ng["instanceTypes"] = ARRAY
+    ng["scalingConfig"]["maxSize"] = NUMBER
+    found = check_resources(w, policies=[policy("nominal-quota-fits-capacity")])
+    assert [v for v in found if v.resource.endswith(" ng-train") and "cannot be verified" in v.message]
