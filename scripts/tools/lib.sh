@@ -10,6 +10,8 @@
 #   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #   tc_probe() { "$1" version; }             # print the version of binary $1 (for PATH reuse)
 #   tc_build() { ...; }                      # build into "$1" (an empty dir); cwd is a scratch dir
+#   tc_verify() { ...; }                     # optional: check the fresh build in dir "$1" (cwd: scratch dir)
+#                                            # (default: tc_probe on the first binary)
 #   tc_ensure TOOL VERSION BINARY...          # warm: relink; else reuse PATH binary; else build
 #
 # Progress goes to stderr as "toolchain: ..." lines; stdout stays empty.
@@ -153,7 +155,9 @@ tc_ensure() {
     for b in "$@"; do
       [ -x "$tmp/out/$b" ] || tc_die "build of $TC_TOOL $TC_VERSION did not produce $b"
     done
-    if declare -F tc_probe >/dev/null; then
+    if declare -F tc_verify >/dev/null; then
+      (cd "$tmp" && tc_verify "$tmp/out") || tc_die "built $TC_TOOL $TC_VERSION failed verification"
+    elif declare -F tc_probe >/dev/null; then
       got="$(tc_probe "$tmp/out/$1" 2>/dev/null || true)"
       tc_version_eq "$got" "$TC_VERSION" \
         || tc_die "built $1 reports version '$got', expected $TC_VERSION"
