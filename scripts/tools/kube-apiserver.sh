@@ -140,7 +140,8 @@ ldflags="-s -w"
 # Clients (kubectl, the Pulumi Kubernetes provider) read the server version from these.
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitVersion=$KUBE_VERSION"
-  ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$BUILD_DATE"
+  # gitCommit: the release commit is not in the module zip; empty beats the "$Format:%H$" placeholder
+  ldflags+=" -X $pkg.gitCommit= -X $pkg.gitTreeState=clean -X $pkg.buildDate=$BUILD_DATE"
 done
 
 log "building ${BINARIES[*]} $KUBE_VERSION (k8s.io/kubernetes module; 10-20 min cold on 2 cores) ..."
