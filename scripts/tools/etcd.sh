@@ -37,16 +37,18 @@ if [ -L "$BIN_DIR/etcd" ] && [ -x "$BIN_DIR/etcd" ]; then
   finish
 fi
 
-find_etcd() {  # prints the path of a new-enough etcd on PATH (outside our cache)
+find_etcd() {  # prints the path of a new-enough etcd: the one on PATH, else Debian's (outside our cache)
   local p v
-  p="$(command -v etcd 2>/dev/null)" || return 1
-  [ "$(dirname "$p")" != "$BIN_DIR" ] || return 1
-  v="$(etcd_version "$p")"
-  if [ -z "$v" ] || ! new_enough "$v"; then
+  for p in "$(command -v etcd 2>/dev/null)" /usr/bin/etcd; do
+    if [ -z "$p" ] || [ ! -x "$p" ] || [ "$(dirname "$p")" = "$BIN_DIR" ]; then continue; fi
+    v="$(etcd_version "$p")"
+    if [ -n "$v" ] && new_enough "$v"; then
+      echo "$p"
+      return 0
+    fi
     log "ignoring $p: version '${v:-unknown}' < $ETCD_MIN_VERSION"
-    return 1
-  fi
-  echo "$p"
+  done
+  return 1
 }
 
 if ! path="$(find_etcd)"; then
