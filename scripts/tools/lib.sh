@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for scripts/tools/<tool>.sh (source it; it is not executable).
 #
 # Layout (the tool cache lives outside the repo):
@@ -19,6 +20,7 @@
 TC_CACHE="${GPU_PLATFORM_CACHE:-$HOME/.cache/gpu-platform}"
 TC_BIN="$TC_CACHE/bin"
 TC_BUILD="$TC_CACHE/build"
+# shellcheck disable=SC2034  # used by the tool scripts
 TC_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # Seconds between "still building" lines during a long build.
 TC_HEARTBEAT="${TC_HEARTBEAT:-60}"

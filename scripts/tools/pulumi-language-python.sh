@@ -5,6 +5,7 @@
 # built on github.com/pulumi/pulumi/sdk/v3 (see its main.go); the exec script is copied at
 # build time from the sdk/v3 module of the same release. Warm runs only relink.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # v3.260.0: same Pulumi release as the CLI and the Python SDK pin (pulumi==3.260.0).

@@ -8,6 +8,7 @@
 # generator (generate.go, `go run` with VERSION set); we run that generator in the scratch
 # build directory next to the wrapper's main.go, then build. Warm runs only relink.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # 4.25.0: the release the project's Python SDK pin (pulumi-kubernetes==4.25.0) requests; the proxy serves provider/v4 only as its release commit.
@@ -36,7 +37,9 @@ tc_build() {
   tc_log "generating schema-embed.json and terraform-mapping-embed.json (version $KUBERNETES_PROVIDER_VERSION) ..."
   VERSION=$KUBERNETES_PROVIDER_VERSION tc_run_logged generate.log \
     go run "$mod/cmd/pulumi-resource-kubernetes/generate.go"
-  [ -s schema-embed.json ] && [ -s terraform-mapping-embed.json ] || tc_die "schema generation produced no output"
+  if [ ! -s schema-embed.json ] || [ ! -s terraform-mapping-embed.json ]; then
+    tc_die "schema generation produced no output"
+  fi
   rm -f schema.json terraform-mapping.json
   tc_run_logged build.log go build -trimpath \
     -ldflags "-s -w -X $VERSION_VAR=$KUBERNETES_PROVIDER_VERSION" \

@@ -3,6 +3,7 @@
 # github.com/pulumi/pulumi/pkg/v3 Go module through the wrapper module in toolchain/pulumi.
 # Warm runs only relink. Progress goes to stderr.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # v3.260.0: the release the project's Python SDK pin (pulumi==3.260.0) comes from; the module proxy serves pkg/v3 at it.
