@@ -57,7 +57,7 @@ trap 'rm -rf "$tmp"' EXIT
 log "building $TOOL $ACTIONLINT_VERSION ..."
 start=$SECONDS
 # go install PKG@VERSION records the module version, which actionlint --version prints.
-if ! (cd "$tmp" && CGO_ENABLED=0 GOBIN="$tmp/out" \
+if ! (cd "$tmp" && CGO_ENABLED=0 GOWORK=off GOBIN="$tmp/out" \
       go install -trimpath -ldflags "-s -w" \
       "$PKG@$ACTIONLINT_VERSION" >"$tmp/build.log" 2>&1); then
   tail -n 40 "$tmp/build.log" >&2

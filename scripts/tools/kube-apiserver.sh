@@ -148,7 +148,7 @@ log "building ${BINARIES[*]} $KUBE_VERSION (k8s.io/kubernetes module; 10-20 min 
 start=$SECONDS
 pkgs=()
 for b in "${BINARIES[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
-if ! (cd "$tmp" && CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly" \
+if ! (cd "$tmp" && CGO_ENABLED=0 GOWORK=off GOFLAGS="${GOFLAGS:-} -mod=readonly" \
       go build -trimpath -ldflags "$ldflags" -o "$tmp/out/" "${pkgs[@]}" >"$tmp/build.log" 2>&1); then
   tail -n 40 "$tmp/build.log" >&2
   die "building $TOOL $KUBE_VERSION failed"

@@ -64,7 +64,7 @@ ldflags+=" -X $v.Revision=$PROMETHEUS_MODULE_VERSION -X $v.BuildUser=gpu-platfor
 log "building $TOOL $PROMETHEUS_VERSION (module $PROMETHEUS_MODULE_VERSION; several minutes cold) ..."
 start=$SECONDS
 # go install PKG@VERSION builds with the module's own go.mod (no wrapper needed: it has no replace directives).
-if ! (cd "$tmp" && CGO_ENABLED=0 GOBIN="$tmp/out" \
+if ! (cd "$tmp" && CGO_ENABLED=0 GOWORK=off GOBIN="$tmp/out" \
       go install -trimpath -ldflags "$ldflags" "$PKG@$PROMETHEUS_MODULE_VERSION" >"$tmp/build.log" 2>&1); then
   tail -n 40 "$tmp/build.log" >&2
   die "building $TOOL $PROMETHEUS_VERSION failed"
