@@ -117,6 +117,7 @@ class _RecordingMonitor(pmocks.MockMonitor):
                 inputs=_integral(_mask_secrets(raw)),
                 options={
                     "protect": bool(request.protect),
+                    "retainOnDelete": bool(request.retainOnDelete),
                     "ignoreChanges": list(request.ignoreChanges),
                     "replaceOnChanges": list(request.replaceOnChanges),
                     "deleteBeforeReplace": bool(request.deleteBeforeReplace),

@@ -225,12 +225,13 @@ class Tenancy(pulumi.ComponentResource):
         queues_ready: list[pulumi.Resource],
     ) -> None:
         plan = self.plan
-        # retain_on_delete: dropping a team (or a typo in its name) must not delete its namespace and with
-        # it every PVC and running job; its quota, RBAC and policies go, the namespace is left to an admin.
+        # In prod, retain_on_delete: dropping a team (or a typo in its name) must not delete its namespace and
+        # with it every PVC and running job; its quota, RBAC and policies go, the namespace is left to an
+        # admin. Elsewhere `pulumi destroy` removes everything, as a throwaway environment expects.
         namespace = k8s.core.v1.Namespace(
             f"tenant-{ns}",
             metadata={"name": ns, "labels": namespace_labels(plan, team)},
-            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
+            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=plan.environment == "prod"),
         )
         self.namespaces[ns] = namespace
         inside = pulumi.ResourceOptions(parent=self, depends_on=[namespace])

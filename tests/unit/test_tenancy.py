@@ -365,3 +365,11 @@ def _allowed_cidrs(ns: str) -> set[tuple[str, str, int]]:
         for o in objs("NetworkPolicy", ns) for rule in o["spec"].get("egress", [])
         for peer in rule.get("to", []) if "ipBlock" in peer for p in rule["ports"]
     }
+
+
+def test_prod_keeps_team_namespaces_on_delete_other_environments_do_not() -> None:
+    for stack, retained in (("prod", True), ("staging", False), ("local", False)):
+        namespaces = [r for r in rendered(stack).by_type("kubernetes:core/v1:Namespace")
+                      if cv.TEAM in (r.inputs["metadata"].get("labels") or {})]
+        assert namespaces
+        assert {r.options["retainOnDelete"] for r in namespaces} == {retained}, stack
