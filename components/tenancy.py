@@ -99,6 +99,14 @@ def batch_user_rules(plan: Plan) -> list[dict[str, Any]]:
     return rules
 
 
+def tenant_admin_extra_rules() -> list[dict[str, Any]]:
+    """What a team admin has beyond `edit`: see who has access (read RBAC) and check it (can-i reviews)."""
+    return [
+        {"apiGroups": [RBAC_GROUP], "resources": ["roles", "rolebindings"], "verbs": READ},
+        {"apiGroups": ["authorization.k8s.io"], "resources": ["localsubjectaccessreviews"], "verbs": ["create"]},
+    ]
+
+
 def queue_admin_rules() -> list[dict[str, Any]]:
     """Platform admins run the queue model: flavors, cohorts, cluster and local queues, priorities,
     topologies, admission checks, and workloads (to deactivate or evict one)."""
@@ -158,7 +166,7 @@ def network_policy_specs(plan: Plan, team: TeamPlan) -> dict[str, dict[str, Any]
 def role_bindings(team: TeamPlan) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Tier -> (ClusterRole, groups), only for tiers that have groups (a binding to nobody is noise)."""
     tiers = {
-        "admins": (cv.CLUSTER_ROLE_ADMIN, team.admin_groups),
+        "admins": (cv.TENANT_ADMIN_CLUSTER_ROLE, team.admin_groups),
         "members": (cv.CLUSTER_ROLE_EDIT, team.member_groups),
         "viewers": (cv.CLUSTER_ROLE_VIEW, team.viewer_groups),
         "batch-users": (cv.BATCH_USER_CLUSTER_ROLE, tuple(dict.fromkeys(team.admin_groups + team.member_groups))),
@@ -196,6 +204,24 @@ class Tenancy(pulumi.ComponentResource):
             metadata={"name": cv.BATCH_USER_CLUSTER_ROLE, "labels": labels()},
             rules=batch_user_rules(self.plan),
             opts=child,
+        )
+        # Team admins: `edit` (which aggregates `view`) plus the extras below, through aggregation so new
+        # API groups that extend `edit` reach them too. Built-in `admin` would let them write RoleBindings.
+        extras = k8s.rbac.v1.ClusterRole(
+            "tenancy-tenant-admin-extras",
+            metadata={"name": cv.TENANT_ADMIN_EXTRAS_CLUSTER_ROLE,
+                      "labels": {**labels(), cv.TENANT_ADMIN_AGGREGATION_LABEL: "true"}},
+            rules=tenant_admin_extra_rules(),
+            opts=child,
+        )
+        self.tenant_admin_role = k8s.rbac.v1.ClusterRole(
+            "tenancy-tenant-admin",
+            metadata={"name": cv.TENANT_ADMIN_CLUSTER_ROLE, "labels": labels()},
+            aggregation_rule={"clusterRoleSelectors": [
+                {"matchLabels": {cv.AGGREGATE_TO_EDIT_LABEL: "true"}},
+                {"matchLabels": {cv.TENANT_ADMIN_AGGREGATION_LABEL: "true"}},
+            ]},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[extras]),
         )
         # Tenants get no ClusterRoleBinding at all, not even read-only: their queue's usage is in the
         # LocalQueue's status (flavorsUsage, flavorsReservation), which the batch-user role can read.

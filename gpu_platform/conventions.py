@@ -258,6 +258,13 @@ CLUSTER_ROLE_VIEW = "view"
 # The platform's own ClusterRoles (they exist whether or not Kueue's chart, with its kueue-batch-*-role, is installed).
 BATCH_USER_CLUSTER_ROLE = f"{MANAGED_BY_VALUE}:batch-user"
 QUEUE_ADMIN_CLUSTER_ROLE = f"{MANAGED_BY_VALUE}:queue-admin"
+# A team admin: everything `edit` allows plus reading the namespace's RBAC, and no RBAC writes. Team
+# membership is declared in the spec (`groups`); a RoleBinding made by hand would bypass it.
+TENANT_ADMIN_CLUSTER_ROLE = f"{MANAGED_BY_VALUE}:tenant-admin"
+TENANT_ADMIN_AGGREGATION_LABEL = f"{PREFIX}/aggregate-to-tenant-admin"
+TENANT_ADMIN_EXTRAS_CLUSTER_ROLE = f"{MANAGED_BY_VALUE}:tenant-admin-extras"
+# Kubernetes labels the `view` and `edit` rule sets with this so they aggregate into `edit` (and so into ours).
+AGGREGATE_TO_EDIT_LABEL = "rbac.authorization.k8s.io/aggregate-to-edit"
 # Group tiers of a team (spec `groups`), and the RoleBinding of each in every team namespace.
 TENANT_TIERS: tuple[str, ...] = ("admins", "members", "viewers", "batch-users")
 

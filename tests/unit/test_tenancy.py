@@ -121,7 +121,7 @@ def test_each_namespace_has_quota_limits_default_deny_dns_queue_and_bindings() -
         assert one("NetworkPolicy", ns, cv.NETWORK_POLICY_ALLOW_DNS)
         assert one("LocalQueue", ns, cv.LOCAL_QUEUE_NAME)
         bound = {o["roleRef"]["name"] for o in objs("RoleBinding", ns)}
-        assert cv.CLUSTER_ROLE_ADMIN in bound and cv.BATCH_USER_CLUSTER_ROLE in bound, ns
+        assert cv.TENANT_ADMIN_CLUSTER_ROLE in bound and cv.BATCH_USER_CLUSTER_ROLE in bound, ns
 
 
 def test_data_science_gets_everything_in_both_its_namespaces() -> None:
@@ -240,11 +240,11 @@ def test_group_tiers_get_their_roles_in_every_team_namespace() -> None:
             assert o["roleRef"]["kind"] == "ClusterRole"
             by_role.setdefault(o["roleRef"]["name"], set()).update(s["name"] for s in o["subjects"])
             assert all(s["kind"] == "Group" for s in o["subjects"])
-        assert by_role.get("admin", set()) == set(team.admin_groups)
+        assert by_role.get(cv.TENANT_ADMIN_CLUSTER_ROLE, set()) == set(team.admin_groups)
         assert by_role.get("edit", set()) == set(team.member_groups)
         assert by_role.get("view", set()) == set(team.viewer_groups)
         assert by_role.get(cv.BATCH_USER_CLUSTER_ROLE, set()) == set(team.admin_groups) | set(team.member_groups)
-        assert set(by_role) <= {"admin", "edit", "view", cv.BATCH_USER_CLUSTER_ROLE}
+        assert set(by_role) <= {cv.TENANT_ADMIN_CLUSTER_ROLE, "edit", "view", cv.BATCH_USER_CLUSTER_ROLE}
 
 
 def test_no_tenant_group_is_bound_to_cluster_admin_or_outside_its_namespaces() -> None:
@@ -270,7 +270,7 @@ def test_tenant_groups_have_no_cluster_role_binding() -> None:
 
 def test_roles_we_create_have_no_wildcards() -> None:
     for o in objs("ClusterRole"):
-        for rule in o["rules"]:
+        for rule in o.get("rules", []):  # an aggregated role's rules are filled in by the controller
             for field in ("verbs", "resources", "apiGroups"):
                 assert WILDCARD not in rule.get(field, []), (o["metadata"]["name"], field)
 
@@ -373,3 +373,17 @@ def test_prod_keeps_team_namespaces_on_delete_other_environments_do_not() -> Non
                       if cv.TEAM in (r.inputs["metadata"].get("labels") or {})]
         assert namespaces
         assert {r.options["retainOnDelete"] for r in namespaces} == {retained}, stack
+
+
+def test_team_admins_cannot_write_rbac() -> None:
+    """Team admins get `edit` (by aggregation) plus read-only RBAC: membership stays in the spec."""
+    roles = {o["metadata"]["name"]: o for o in rendered("prod").kubernetes_objects() if o["kind"] == "ClusterRole"}
+    admin = roles[cv.TENANT_ADMIN_CLUSTER_ROLE]
+    selectors = [s["matchLabels"] for s in admin["aggregationRule"]["clusterRoleSelectors"]]
+    assert {cv.AGGREGATE_TO_EDIT_LABEL: "true"} in selectors
+    extras = [r for r in roles.values() if all(r["metadata"].get("labels", {}).get(k) == v
+                                              for sel in selectors[1:] for k, v in sel.items())]
+    assert [r["metadata"]["name"] for r in extras] == [cv.TENANT_ADMIN_EXTRAS_CLUSTER_ROLE]
+    for rule in extras[0]["rules"]:
+        if "rbac.authorization.k8s.io" in rule["apiGroups"]:
+            assert set(rule["verbs"]) <= {"get", "list", "watch"}
