@@ -12,6 +12,7 @@ mocks that render uses, outputs are the inputs.
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,16 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 from pulumi_policy.policy import _NotApplicableError
-from pulumi_policy.proxy import UnknownValueError, _is_unknown
+from pulumi_policy.proxy import (
+    UNKNOWN_ARCHIVE_VALUE,
+    UNKNOWN_ARRAY_VALUE,
+    UNKNOWN_ASSET_VALUE,
+    UNKNOWN_BOOLEAN_VALUE,
+    UNKNOWN_NUMBER_VALUE,
+    UNKNOWN_OBJECT_VALUE,
+    UNKNOWN_STRING_VALUE,
+    UnknownValueError,
+)
 
 from gpu_platform.cli import InputError
 
@@ -56,16 +66,25 @@ class ReadOnlyProps(Mapping):
     """What the analyzer's unknown-checking proxy is (pulumi_policy/proxy.py), built lazily: a read-only
     mapping that raises `UnknownValueError` with the value's path when a rule reads an unknown sentinel.
     The SDK's proxy copies the whole tree up front; a big stack has hundreds of thousands of nodes and a
-    rule reads a few of each resource, so here a child is wrapped only when it is read."""
+    rule reads a few of each resource, so here a child is wrapped only when it is read, and its path is
+    only spelled out for the error."""
 
-    __slots__ = ("_target", "_path")
+    __slots__ = ("_target", "_parent", "_key")
 
-    def __init__(self, target: Mapping[str, Any], path: tuple[str, ...] = ()):
+    def __init__(self, target: Mapping[str, Any], parent: Any = None, key: Any = None):
         self._target = target
-        self._path = path
+        self._parent = parent
+        self._key = key
 
     def __getitem__(self, key: str) -> Any:
-        return _child(self._target[key], self._path, key)
+        return _child(self._target[key], self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            value = self._target[key]
+        except KeyError:
+            return default
+        return _child(value, self, key)
 
     def __iter__(self):
         return iter(self._target)
@@ -75,30 +94,43 @@ class ReadOnlyProps(Mapping):
 
 
 class ReadOnlyList(Sequence):
-    __slots__ = ("_target", "_path")
+    __slots__ = ("_target", "_parent", "_key")
 
-    def __init__(self, target: Sequence[Any], path: tuple[str, ...]):
+    def __init__(self, target: Sequence[Any], parent: Any, key: Any):
         self._target = target
-        self._path = path
+        self._parent = parent
+        self._key = key
 
     def __getitem__(self, index):  # type: ignore[override]
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self._target)))]
-        return _child(self._target[index], self._path, index)
+        return _child(self._target[index], self, index)
 
     def __len__(self) -> int:
         return len(self._target)
 
 
-def _child(value: Any, path: tuple[str, ...], key: Any) -> Any:
+_UNKNOWNS = frozenset({UNKNOWN_BOOLEAN_VALUE, UNKNOWN_NUMBER_VALUE, UNKNOWN_STRING_VALUE, UNKNOWN_ARRAY_VALUE,
+                       UNKNOWN_ASSET_VALUE, UNKNOWN_ARCHIVE_VALUE, UNKNOWN_OBJECT_VALUE})
+
+
+def _path(node: Any, key: Any) -> list[str]:
+    path = [str(key)]
+    while node is not None and node._parent is not None:
+        path.append(str(node._key))
+        node = node._parent
+    return path[::-1]
+
+
+def _child(value: Any, parent: Any, key: Any) -> Any:
     if isinstance(value, str):
-        if _is_unknown(value):
-            raise UnknownValueError(value, [*path, str(key)])
+        if value in _UNKNOWNS:
+            raise UnknownValueError(value, _path(parent, key))
         return value
     if isinstance(value, dict):
-        return ReadOnlyProps(value, (*path, str(key)))
+        return ReadOnlyProps(value, parent, key)
     if isinstance(value, list):
-        return ReadOnlyList(value, (*path, str(key)))
+        return ReadOnlyList(value, parent, key)
     return value
 
 
@@ -183,8 +215,12 @@ def _check(
     data = _validated(resources)
     settings = effective_config(policies, config)
     options = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], None)
-    views = [(r["type"], r["name"], _urn(stack, r["type"], r["name"]), ReadOnlyProps(r.get("inputs") or {}))
-             for r in data]
+    # Type tokens interned: a stack has a few dozen types over thousands of resources, and every rule
+    # selects by type, so each lookup then hits one shared string.
+    views = [
+        (sys.intern(r["type"]), r["name"], _urn(stack, r["type"], r["name"]), ReadOnlyProps(r.get("inputs") or {}))
+        for r in data
+    ]
     by_urn = {urn: f"{t} {n}" for t, n, urn, _ in views}
     stack_resources = [PolicyResource(t, view, urn, n, options, None, None, [], {}) for t, n, urn, view in views]
     found: list[Violation] = []
