@@ -335,3 +335,11 @@ def job(namespace: str, spec: dict[str, Any], queue: bool = True, name: str = "j
         m["labels"][cv.QUEUE_NAME_LABEL] = cv.LOCAL_QUEUE_NAME
     return res(JOB, f"job-{name}", {"apiVersion": "batch/v1", "kind": "Job", "metadata": m,
                                      "spec": {"template": {"spec": spec}}})
+
+
+def world_of(teams: int) -> list[dict[str, Any]]:
+    """A compliant world with `teams` teams (zero quotas, so any number fits the pools)."""
+    out = [r for r in world() if not any(r["name"].endswith(f"-{t.name}") for t in TEAMS)]
+    for i in range(teams):
+        out += tenant_objects(Team(f"team-{i:04d}", {TRAIN.name: 0, INFER.name: 0}))
+    return out

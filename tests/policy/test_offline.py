@@ -137,3 +137,37 @@ def test_docs_list_every_rule_with_its_level() -> None:
     for p in POLICIES:
         for key in (p.config_schema.properties if p.config_schema else {}):
             assert f"`{key}`" in doc
+
+
+def test_the_check_is_linear_in_the_stack() -> None:
+    """Counting property reads (deterministic, unlike time): four times the teams, four times the reads.
+    A stack rule that compared every namespace with every queue would read sixteen times as much."""
+    from policies.gpu_policies import offline
+    from tests.policy.helpers import world_of
+
+    reads = 0
+
+    def counting(cls, name):
+        original = getattr(cls, name)
+
+        def wrapper(self, *args, **kwargs):
+            nonlocal reads
+            reads += 1
+            return original(self, *args, **kwargs)
+        return original, wrapper
+
+    patched = [(cls, name, *counting(cls, name)) for cls, name in
+               ((offline.ReadOnlyProps, "__getitem__"), (offline.ReadOnlyProps, "get"),
+                (offline.ReadOnlyList, "__getitem__"))]
+    try:
+        for cls, name, _, wrapper in patched:
+            setattr(cls, name, wrapper)
+        counts = []
+        for teams in (10, 40):
+            reads = 0
+            assert check_resources(world_of(teams)) == []
+            counts.append(reads)
+    finally:
+        for cls, name, original, _ in patched:
+            setattr(cls, name, original)
+    assert counts[1] / counts[0] <= 4.0, counts
