@@ -138,6 +138,12 @@ def _resources_of(stack: list[Any]) -> list[Resource]:
     return resources
 
 
+def forget_stack() -> None:
+    """Drop the kept conversion (the offline check calls it when done, so a big stack is not held on to)."""
+    global _last_stack
+    _last_stack = None
+
+
 def guarded(report: StackReport, resource: Resource, fn: Callable[[], Any]) -> Any:
     """Run `fn` (reading `resource`'s props); on an unknown value report it against the resource and
     return None, so one unknown value never hides the rest of the stack from a stack rule."""

@@ -42,7 +42,7 @@ from pulumi_policy.proxy import (
 
 from gpu_platform.cli import InputError
 
-from .framework import GuardrailResourcePolicy
+from .framework import GuardrailResourcePolicy, forget_stack
 from .pack import PACK_NAME, POLICIES
 
 PROJECT = "gpu-platform"
@@ -202,6 +202,7 @@ def check_resources(
     try:
         return _check(resources, config, policies, stack)
     finally:
+        forget_stack()
         if enabled:
             gc.enable()
 
