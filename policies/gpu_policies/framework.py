@@ -30,7 +30,7 @@ ADVISORY = EnforcementLevel.ADVISORY
 
 
 def unknown_message(err: UnknownValueError) -> str:
-    return f"cannot be verified: {err.message}; a mandatory check fails closed on unknown values"
+    return f"cannot be verified: {err.message}; the rule fails closed on unknown values"
 
 
 @dataclass(frozen=True, slots=True)
