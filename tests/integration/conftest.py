@@ -102,9 +102,19 @@ class Engine:
         TIMINGS[label] = round(time.perf_counter() - started, 1)
         return result
 
-    def ensure_stack(self, stack: str) -> None:
-        if self.pulumi("stack", "select", stack, check=False).returncode != 0:
-            self.pulumi("stack", "init", stack, "--secrets-provider", "passphrase")
+    def ensure_stack(self, stack: str, config_file: Path | None = None) -> None:
+        """Create the stack in this session's backend. For a stack whose config lives outside the repo,
+        `stack init` still writes the passphrase salt into Pulumi.<stack>.yaml in the project: move it
+        into the config file so the checkout stays clean."""
+        if self.pulumi("stack", "select", stack, check=False).returncode == 0:
+            return
+        project_file = ROOT / f"Pulumi.{stack}.yaml"
+        existed = project_file.exists()
+        self.pulumi("stack", "init", stack, "--secrets-provider", "passphrase")
+        if config_file is not None and not existed and project_file.exists():
+            salt = project_file.read_text()
+            project_file.unlink()
+            config_file.write_text(config_file.read_text().rstrip("\n") + "\n" + salt)
 
 
 @pytest.fixture(scope="session")

@@ -14,13 +14,19 @@ from tests.conftest import plan_of, rendered, stack_doc
 from tests.integration.conftest import Engine, resources_in_state
 
 
+def _local_config_without_salt() -> str:
+    doc = copy.deepcopy(stack_doc("local"))
+    doc.pop("encryptionsalt", None)
+    return yaml.safe_dump(doc)
+
+
 def test_render_mode_up_writes_every_manifest_and_destroy_removes_them(engine: Engine, tmp_path: Path) -> None:
     out = tmp_path / "manifests"
     env = {"GPU_PLATFORM_RENDER_DIR": str(out)}
-    engine.ensure_stack("render")
     # The local stack's config under another stack name: copy it so the repo's file stays untouched.
     config = tmp_path / "Pulumi.render.yaml"
-    config.write_text((Path(__file__).resolve().parents[2] / "Pulumi.local.yaml").read_text())
+    config.write_text(_local_config_without_salt())
+    engine.ensure_stack("render", config)
     first = engine.timed("render-mode up", "up", "--yes", "--stack", "render", "--config-file", str(config), extra_env=env)
     expected = len(rendered("local").kubernetes_objects())
     written = [p for p in out.rglob("*.yaml")]
@@ -39,9 +45,10 @@ def test_broken_config_fails_preview_with_the_spec_error_and_registers_nothing(e
     doc = copy.deepcopy(stack_doc("local"))
     doc["config"]["gpu-platform:platform"]["teams"][0]["podSecurity"] = "privileged"
     doc["config"]["gpu-platform:platform"]["pools"][1]["sharing"]["replicas"] = 1
+    doc.pop("encryptionsalt", None)
     config = tmp_path / "Pulumi.broken.yaml"
     config.write_text(yaml.safe_dump(doc))
-    engine.ensure_stack("broken")
+    engine.ensure_stack("broken", config)
     result = engine.pulumi("preview", "--stack", "broken", "--config-file", str(config),
                            extra_env={"GPU_PLATFORM_RENDER_DIR": str(tmp_path / "out")}, check=False)
     text = result.stdout + result.stderr
@@ -58,8 +65,8 @@ def test_policy_pack_runs_in_the_real_analyzer_and_bites(engine: Engine, tmp_pat
     """The same pack `check` runs offline: clean on the local stack; a seeded violation fails the preview."""
     env = {"GPU_PLATFORM_RENDER_DIR": str(tmp_path / "out")}
     config = tmp_path / "Pulumi.policy.yaml"
-    config.write_text((Path(__file__).resolve().parents[2] / "Pulumi.local.yaml").read_text())
-    engine.ensure_stack("policy")
+    config.write_text(_local_config_without_salt())
+    engine.ensure_stack("policy", config)
     clean = engine.timed("preview --policy-pack", "preview", "--stack", "policy", "--config-file", str(config),
                          "--policy-pack", "policies", extra_env=env)
     assert "mandatory" not in clean.stdout.lower()
@@ -72,3 +79,9 @@ def test_policy_pack_runs_in_the_real_analyzer_and_bites(engine: Engine, tmp_pat
     assert bitten.returncode != 0, text[-3000:]
     assert "tenant-namespace-labels" in text and "mandatory" in text.lower()
     assert plan_of("local").teams[0].namespaces[0] in text
+
+
+def test_the_checkout_stays_clean() -> None:
+    """Stacks made by these tests keep their config (and passphrase salt) in temporary files."""
+    root = Path(__file__).resolve().parents[2]
+    assert sorted(p.name for p in root.glob("Pulumi.*.yaml")) == ["Pulumi.local.yaml", "Pulumi.prod.yaml", "Pulumi.staging.yaml"]
