@@ -29,6 +29,8 @@ import yaml
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
+from .platform_namespace import component_labels, platform_namespace
+
 CHART = "gpu-operator"
 CHART_REPO = "https://helm.ngc.nvidia.com/nvidia"
 # The chart reads a custom mig-parted config from this key ("ConfigMap MUST have a key named config.yaml",
@@ -47,8 +49,7 @@ NODE_RELABELING: dict[str, Any] = {
 }
 
 
-def labels(component: str) -> dict[str, str]:
-    return {cv.MANAGED_BY: cv.MANAGED_BY_VALUE, cv.PART_OF: cv.MANAGED_BY_VALUE, cv.COMPONENT: component}
+labels = component_labels
 
 
 def mig_parted_config(plan: Plan) -> dict[str, Any]:
@@ -203,39 +204,11 @@ class GpuOperator(pulumi.ComponentResource):
         addon = plan.spec.addons.gpuOperator
         ns_name = cv.GPU_OPERATOR_NAMESPACE
 
-        self.namespace = k8s.core.v1.Namespace(
-            f"ns-{ns_name}",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=ns_name,
-                labels={
-                    **labels("gpu-operator"),
-                    cv.PSA_ENFORCE: "privileged",
-                    cv.PSA_ENFORCE_VERSION: plan.psa_version,
-                    cv.PSA_WARN: "privileged",
-                    cv.PSA_WARN_VERSION: plan.psa_version,
-                    cv.PSA_AUDIT: "privileged",
-                    cv.PSA_AUDIT_VERSION: plan.psa_version,
-                },
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
+        # Operands run privileged with hostPID and hostIPC: privileged at every Pod Security mode.
+        self.namespace, self.admins = platform_namespace(
+            self, plan, ns_name, "gpu-operator", enforce=cv.PSA_LEVELS[0], warn_audit=cv.PSA_LEVELS[0])
         in_ns = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
 
-        # Only platform admins get rights here (no other RoleBinding exists in the namespace).
-        self.admins = k8s.rbac.v1.RoleBinding(
-            f"{ns_name}-{cv.PLATFORM_ADMINS_ROLE_BINDING}",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=cv.PLATFORM_ADMINS_ROLE_BINDING, namespace=ns_name, labels=labels("gpu-operator"),
-            ),
-            role_ref=k8s.rbac.v1.RoleRefArgs(
-                api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=cv.CLUSTER_ROLE_ADMIN,
-            ),
-            subjects=[
-                k8s.rbac.v1.SubjectArgs(api_group="rbac.authorization.k8s.io", kind="Group", name=g)
-                for g in plan.cluster.platform_admins
-            ],
-            opts=in_ns,
-        )
         self.mig_config = k8s.core.v1.ConfigMap(
             f"{ns_name}-{cv.MIG_PARTED_CONFIGMAP}",
             metadata=k8s.meta.v1.ObjectMetaArgs(

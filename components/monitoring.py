@@ -26,7 +26,8 @@ from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
 from . import alerts, dashboards
-from .gpu_operator import DCGM_METRICS_KEY, labels
+from .gpu_operator import DCGM_METRICS_KEY
+from .platform_namespace import component_labels as labels, platform_namespace
 
 PROMETHEUS_RULE_NAME = f"{cv.MANAGED_BY_VALUE}-gpu"
 KUEUE_SERVICE_MONITOR_NAME = "kueue"
@@ -157,37 +158,9 @@ class Monitoring(pulumi.ComponentResource):
 
         # kube-prometheus-stack's node-exporter (hostNetwork, hostPID, hostPath) usually lands in this
         # namespace and is rejected by `baseline`, so enforce privileged and warn/audit at baseline.
-        self.namespace = k8s.core.v1.Namespace(
-            f"ns-{ns_name}",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=ns_name,
-                labels={
-                    **labels("monitoring"),
-                    cv.PSA_ENFORCE: "privileged",
-                    cv.PSA_ENFORCE_VERSION: plan.psa_version,
-                    cv.PSA_WARN: "baseline",
-                    cv.PSA_WARN_VERSION: plan.psa_version,
-                    cv.PSA_AUDIT: "baseline",
-                    cv.PSA_AUDIT_VERSION: plan.psa_version,
-                },
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
+        self.namespace, self.admins = platform_namespace(
+            self, plan, ns_name, "monitoring", enforce=cv.PSA_LEVELS[0], warn_audit=cv.PSA_LEVELS[1])
         in_ns = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
-        self.admins = k8s.rbac.v1.RoleBinding(
-            f"{ns_name}-{cv.PLATFORM_ADMINS_ROLE_BINDING}",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=cv.PLATFORM_ADMINS_ROLE_BINDING, namespace=ns_name, labels=labels("monitoring"),
-            ),
-            role_ref=k8s.rbac.v1.RoleRefArgs(
-                api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=cv.CLUSTER_ROLE_ADMIN,
-            ),
-            subjects=[
-                k8s.rbac.v1.SubjectArgs(api_group="rbac.authorization.k8s.io", kind="Group", name=g)
-                for g in plan.cluster.platform_admins
-            ],
-            opts=in_ns,
-        )
         self.dashboard_maps = [
             k8s.core.v1.ConfigMap(
                 f"monitoring-dashboard-{d.uid}",

@@ -21,6 +21,8 @@ import yaml
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan, PoolPlan, QuotaPlan, TeamPlan
 
+from .platform_namespace import platform_namespace
+
 # The released chart (hack/helm-chart-package.sh of the release: charts are pushed to
 # registry.k8s.io/kueue/charts and their image is rewritten to registry.k8s.io/kueue/kueue:<tag>,
 # pullPolicy IfNotPresent). The values file of the source tree points at a staging image instead, so
@@ -364,20 +366,11 @@ class Queues(pulumi.ComponentResource):
 
     def _install(self) -> None:
         kueue = self.plan.spec.addons.kueue
-        self.namespace = k8s.core.v1.Namespace(
-            "kueue-namespace",
-            metadata=_metadata(cv.KUEUE_NAMESPACE, labels={
-                # The controller pod meets the restricted profile (runAsNonRoot, RuntimeDefault seccomp,
-                # no privilege escalation, all capabilities dropped: the chart's securityContext).
-                cv.PSA_ENFORCE: cv.PSA_LEVELS[-1],
-                cv.PSA_ENFORCE_VERSION: self.plan.psa_version,
-                cv.PSA_WARN: cv.PSA_LEVELS[-1],
-                cv.PSA_WARN_VERSION: self.plan.psa_version,
-                cv.PSA_AUDIT: cv.PSA_LEVELS[-1],
-                cv.PSA_AUDIT_VERSION: self.plan.psa_version,
-            }),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
+        # The controller pod meets the restricted profile (runAsNonRoot, RuntimeDefault seccomp, no
+        # privilege escalation, all capabilities dropped: the chart's securityContext).
+        self.namespace, _ = platform_namespace(
+            self, self.plan, cv.KUEUE_NAMESPACE, "kueue", enforce=cv.PSA_RESTRICTED, warn_audit=cv.PSA_RESTRICTED,
+            logical_name="kueue-namespace")
         self.release = k8s.helm.v3.Release(
             "kueue",
             name=cv.KUEUE_RELEASE_NAME,

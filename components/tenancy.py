@@ -54,15 +54,7 @@ def namespace_labels(plan: Plan, team: TeamPlan) -> dict[str, str]:
     """Team labels from the plan, plus Pod Security admission: enforce the team's level, warn and audit at
     restricted so a baseline team sees what would break under restricted, all pinned to the cluster's
     minor version so an upgrade does not tighten the rules by surprise."""
-    psa = {
-        cv.PSA_ENFORCE: team.pod_security,
-        cv.PSA_ENFORCE_VERSION: plan.psa_version,
-        cv.PSA_WARN: cv.PSA_RESTRICTED,
-        cv.PSA_WARN_VERSION: plan.psa_version,
-        cv.PSA_AUDIT: cv.PSA_RESTRICTED,
-        cv.PSA_AUDIT_VERSION: plan.psa_version,
-    }
-    return labels({**team.namespace_labels, **psa})
+    return labels({**team.namespace_labels, **cv.psa_labels(team.pod_security, cv.PSA_RESTRICTED, plan.psa_version)})
 
 
 def workload_apis(plan: Plan) -> list[tuple[str, str, str, str]]:

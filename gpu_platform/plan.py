@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from . import catalog, conventions as cv
-from .spec import Platform, Pool, Team, pool_units_per_gpu
+from .spec import Platform, Pool, Team, pool_labels, pool_units_per_gpu
 
 # Per-node resources that pods cannot have: kubelet's kube-reserved (the EKS AMI formula: 6% of the
 # first core, 1% of the second, 0.5% of the next two, 0.25% of the rest; 255 MiB + 11 MiB per pod),
@@ -262,17 +262,9 @@ def _resource_name(pool: Pool) -> str:
 
 def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
     it = catalog.INSTANCE_TYPES[pool.instanceType]
-    acc = catalog.ACCELERATORS[pool.accelerator]
     units_per_gpu = pool_units_per_gpu(pool)
     units_per_node = it.gpus * units_per_gpu
-    labels = {
-        cv.POOL: pool.name,
-        cv.ACCELERATOR: pool.accelerator,
-        cv.TOPOLOGY: cv.topology_value(it.gpus, acc.form_factor, it.interconnect),
-        cv.FABRIC: pool.fabric,
-        cv.WORKLOAD: pool.workload,
-        cv.SHARING: cv.sharing_value(pool.sharing.mode, pool.sharing.profile, pool.sharing.replicas),
-    }
+    labels = pool_labels(pool)
     node_labels = dict(labels)
     mig_config = dp_config = None
     if pool.sharing.mode == "mig":

@@ -484,7 +484,7 @@ def _check_pools(p: Platform, region: str | None) -> list[Problem]:
             out.append(Problem(f"{at}.placementGroup", "a cluster placement group is only made for fabric 'efa'"))
         if region and pool.availabilityZone and not pool.availabilityZone.startswith(region):
             out.append(Problem(f"{at}.availabilityZone", f"{pool.availabilityZone!r} is not in region {region!r}"))
-        for key, value in pool_labels_preview(pool).items():
+        for key, value in pool_labels(pool).items():
             if len(value) > cv.MAX_LABEL_LENGTH:
                 out.append(Problem(f"{at}.name", f"label {key}={value!r} is over {cv.MAX_LABEL_LENGTH} characters"))
         if p.cluster.provider == "eks":
@@ -517,7 +517,8 @@ def _check_mig_layouts(p: Platform) -> list[Problem]:
     return out
 
 
-def pool_labels_preview(pool: Pool) -> dict[str, str]:
+def pool_labels(pool: Pool) -> dict[str, str]:
+    """The six pool labels every node, flavor and cost tag of the pool carries (validated for length here)."""
     it = catalog.INSTANCE_TYPES[pool.instanceType]
     acc = catalog.ACCELERATORS[pool.accelerator]
     return {
