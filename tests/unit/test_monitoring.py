@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from components import alerts, dashboards
