@@ -11,6 +11,7 @@ Targets: ours / floor <= 1.3 at every N (time and peak memory); t(1000) / t(100)
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import tempfile
@@ -95,10 +96,16 @@ def _floor(dump: str) -> None:
             by_name[r["name"]] = res
 
     def go(resources: list[dict[str, Any]]) -> int:
+        # The same runtime setting as components.render.run_program: the cyclic collector paused while
+        # the graph is registered (a property of running the SDK, not of our logic, so the floor gets it too).
         monitor = _RecordingMonitor(_Mocks())
         pmocks.set_mocks(_Mocks(), project="gpu-platform", stack="bench", preview=False, monitor=monitor)
-        _sync_await(run_pulumi_func(lambda: program(resources)))
-        _sync_await(wait_for_rpcs())
+        gc.disable()
+        try:
+            _sync_await(run_pulumi_func(lambda: program(resources)))
+            _sync_await(wait_for_rpcs())
+        finally:
+            gc.enable()
         return len(monitor.recorded)
 
     go(recorded[: max(1, len(recorded) // 100)])  # the same warm-up share as ours
@@ -131,14 +138,18 @@ def main() -> None:
                 raise SystemExit(f"floor registered {best_f['resources']} resources, ours {best_o['resources']}")
             rows[n] = (best_o, best_f)
             print(f"N={n:>5}: {best_o['resources']:>6} resources  time ours/floor = "
-                  f"{best_o['seconds'] / best_f['seconds']:.2f}  peak memory ours/floor = "
-                  f"{best_o['peak_mib'] / best_f['peak_mib']:.2f}", flush=True)
+                  f"{best_o['seconds'] / best_f['seconds']:.2f} ({best_o['seconds']:.2f} s / {best_f['seconds']:.2f} s)  "
+                  f"peak memory ours/floor = {best_o['peak_mib'] / best_f['peak_mib']:.2f} "
+                  f"({best_o['peak_mib']:.0f} / {best_f['peak_mib']:.0f} MiB)", flush=True)
     ok = all(o["seconds"] / f["seconds"] <= 1.3 and o["peak_mib"] / f["peak_mib"] <= 1.3 for o, f in rows.values())
     print(f"target ours/floor <= 1.3 at every N: {verdict(ok)}")
     if 100 in rows and 1000 in rows:
         growth = rows[1000][0]["seconds"] / rows[100][0]["seconds"]
         res_growth = rows[1000][0]["resources"] / rows[100][0]["resources"]
+        floor_growth = rows[1000][1]["seconds"] / rows[100][1]["seconds"]
         print(f"t(1000)/t(100) = {growth:.2f} for {res_growth:.2f}x the resources; target <= 11: {verdict(growth <= 11)}")
+        # The floor is the SDK alone: growth it shares is the SDK's (or the machine's), not our program's.
+        print(f"floor t(1000)/t(100) = {floor_growth:.2f} (the SDK alone, same resources)")
         ok = ok and growth <= 11
     sys.exit(0 if ok else 1)
 
