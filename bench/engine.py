@@ -24,7 +24,7 @@ Targets: the ~1000-resource preview under 60 s; `up` within 2x of the `kubectl a
 
     python -m bench.engine [--teams 100] [--modes default skip-checkpoints] [--keep]
 
-Exit status: 0 targets hold, 1 a target fails, 3 skipped (tool chain or local cluster not available).
+Exit status: 0 targets hold, 1 a target fails, 2 a step failed, 3 skipped (no tool chain or local cluster).
 """
 
 from __future__ import annotations
@@ -312,6 +312,7 @@ def main() -> None:
     before = _stray_stack_files()
     tmp = Path(tempfile.mkdtemp(prefix="gpu-platform-bench-"))
     res = Results(teams=args.teams)
+    ok = False
     try:
         path, res.objects, res.resources = manifests(args.teams, tmp)
         print(f"engine N={args.teams}: {res.resources} resources, {res.objects} Kubernetes objects; "
@@ -327,6 +328,9 @@ def main() -> None:
                 "teams": res.teams, "resources": res.resources, "objects": res.objects,
                 "timings": {k: {**vars(v), "per_100": v.per_100} for k, v in res.timings.items()},
             }, indent=2))
+    except (RuntimeError, subprocess.TimeoutExpired) as err:
+        print(f"error: {err}")
+        sys.exit(2)
     finally:
         if args.keep:
             print(f"kept {tmp}")
