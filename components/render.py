@@ -169,8 +169,8 @@ def run_program(
     The cyclic garbage collector is paused meanwhile: the SDK keeps every resource (and its outputs)
     alive until the program ends, so a collection frees next to nothing, while each full pass walks
     the whole, growing heap. With it on, collection was ~70% of a render's time and made the time grow
-    faster than the stack (100 teams 6.8 s, 1000 teams 80 s; paused: 2.2 s and 22.7 s, peak memory
-    +12% at 1000 teams; bench/program_cost.py, docs/performance.md)."""
+    faster than the stack (100 teams 6.8 s, 1000 teams 80 s; paused: 2.8 s and 29 s, peak memory ~15%
+    higher at 1000 teams; bench/program_cost.py, docs/performance.md)."""
     monitor = _RecordingMonitor(_Mocks())
     pmocks.set_mocks(_Mocks(), project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(
