@@ -321,7 +321,7 @@ def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
     )
 
 
-def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan]) -> TeamPlan:
+def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_resources: frozenset[str]) -> TeamPlan:
     quotas = []
     cost = 0.0
     # Namespace caps: what the team can hold at once = nominal + what it may borrow (bounded by the pool).
@@ -352,8 +352,8 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan]) -> Tea
         cost += q.gpus / pp.units_per_node * pp.usd_per_node_hour
     # A ResourceQuota only limits the resources it lists: every GPU resource a pool advertises is capped,
     # at 0 where the team has no quota, or the namespace could take any number of them.
-    for pp in pools.values():
-        caps.setdefault(pp.resource_name, 0)
+    for name in gpu_resources:
+        caps.setdefault(name, 0)
     lim = team.limits
     hard = {f"requests.{name}": str(units) for name, units in sorted(caps.items())}
     hard.update({
@@ -412,7 +412,8 @@ def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...]) -> tuple
 def build_plan(spec: Platform, region: str | None = None) -> Plan:
     pools = tuple(_plan_pool(p, spec.pricing) for p in spec.pools)
     by_name = {p.name: p for p in pools}
-    teams = tuple(_plan_team(t, spec, by_name) for t in spec.teams)
+    gpu_resources = frozenset(p.resource_name for p in pools)  # once, not once per team
+    teams = tuple(_plan_team(t, spec, by_name, gpu_resources) for t in spec.teams)
     c = spec.cluster
     return Plan(
         environment=spec.environment,
