@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Ensure the Kueue controller manager ($CACHE/bin/kueue) and the Kueue Helm chart of the same release
+# ($CACHE/src/kueue-<version>/charts/kueue) are in the tool cache, both from the sigs.k8s.io/kueue Go
+# module (cmd/kueue and charts/kueue). The live local cluster runs the binary as a host process and
+# renders the chart for its CRDs, RBAC and webhook configurations; tests render it with the stacks' values.
+#
+#   scripts/tools/kueue.sh          build (cold) or link (warm); prints nothing on stdout
+#   scripts/tools/kueue.sh --chart  also print the chart directory on stdout
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# v0.19.2: the release the stacks deploy (spec addons.kueue.version default, Helm chart version).
+KUEUE_VERSION=v0.19.2
+MODULE=sigs.k8s.io/kueue
+CHART_DIR="$TC_CACHE/src/kueue-$KUEUE_VERSION/charts/kueue"
+
+# go install MODULE/cmd/kueue@VERSION records the module version in the binary's build info.
+tc_probe() { go version -m "$1" 2>/dev/null | awk -v m="$MODULE" '$1=="mod" && $2==m {print $3; exit}'; }
+
+tc_build() {
+  local out=$1 v=$MODULE/pkg/version
+  tc_go_env
+  export GOFLAGS="${GOFLAGS/-mod=readonly/}"   # go install pkg@version uses the module's own go.sum
+  tc_log "building kueue $KUEUE_VERSION (controller-runtime, client-go and every integration; ~10 min cold) ..."
+  GOBIN="$out" tc_run_logged build.log go install -trimpath \
+    -ldflags "-s -w -X $v.GitVersion=$KUEUE_VERSION -X $v.BuildDate=2026-08-20" "$MODULE/cmd/kueue@$KUEUE_VERSION"
+}
+
+ensure_chart() {
+  [ -f "$CHART_DIR/Chart.yaml" ] && return 0
+  command -v go >/dev/null || tc_die "go is not on PATH (needed to fetch the Kueue chart $KUEUE_VERSION)"
+  local dir tmp
+  mkdir -p "$TC_CACHE/tmp" "$(dirname "$CHART_DIR")"
+  tmp="$(mktemp -d "$TC_CACHE/tmp/kueue-chart.XXXXXX")"
+  dir="$(cd "$tmp" && GOWORK=off GOFLAGS= go mod download -json "$MODULE@$KUEUE_VERSION" \
+        | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -f "$dir/charts/kueue/Chart.yaml" ] || tc_die "the $MODULE@$KUEUE_VERSION module has no charts/kueue"
+  cp -r "$dir/charts/kueue" "$tmp/kueue"
+  chmod -R u+w "$tmp/kueue"
+  rm -rf "$CHART_DIR"
+  mv "$tmp/kueue" "$CHART_DIR"
+  rm -rf "$tmp"
+  tc_log "Kueue chart $KUEUE_VERSION in $CHART_DIR"
+}
+
+tc_ensure kueue "$KUEUE_VERSION" kueue
+ensure_chart
+case "${1:-}" in
+  "") ;;
+  --chart) echo "$CHART_DIR" ;;
+  *) tc_die "unknown argument: $1" ;;
+esac
