@@ -5,7 +5,8 @@ Quotas, flavors, labels and names all come from the plan; this module only shape
 `self.cluster_queues[team]`, and waits on `self.ready` like every Kueue object here: the CRDs and the
 validating webhooks come with the Helm release, so nothing Kueue-shaped may be sent before it is up.
 
-Field names and rules are those of Kueue 0.19 (reference CRDs in ../shared/crds/kueue-v0.19.2, the
+The controller's Configuration and the chart values come from gpu_platform.kueue_config, which the live
+local cluster's Kueue process reads too. Field names and rules are those of Kueue 0.19 (reference CRDs in ../shared/crds/kueue-v0.19.2, the
 controller's Configuration type apis/config/v1beta2/configuration_types.go, the ClusterQueue webhook
 pkg/webhooks/clusterqueue_webhook.go, all at tag v0.19.2 of github.com/kubernetes-sigs/kueue).
 """
@@ -16,65 +17,17 @@ from typing import Any, Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
-import yaml
 
 from gpu_platform import conventions as cv
+from gpu_platform.kueue_config import KUEUE_CHART, chart_values
 from gpu_platform.plan import Plan, PoolPlan, QuotaPlan, TeamPlan
 
 from .platform_namespace import platform_namespace
-
-# The released chart (hack/helm-chart-package.sh of the release: charts are pushed to
-# registry.k8s.io/kueue/charts and their image is rewritten to registry.k8s.io/kueue/kueue:<tag>,
-# pullPolicy IfNotPresent). The values file of the source tree points at a staging image instead, so
-# the image is pinned here too: the controller always runs the same release as the chart.
-KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
-KUEUE_IMAGE_REPOSITORY = "registry.k8s.io/kueue/kueue"
-KUEUE_CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
-
-# Settings of the chart's default controller_manager_config.yaml that the chart's own manifests rely on
-# (probe port 8081, metrics Service port 8443, webhook Service targetPort 9443, the leader election
-# lease): replacing the YAML string replaces all of it, so they are restated verbatim.
-_CHART_CONTROLLER_DEFAULTS: dict[str, Any] = {
-    "health": {"healthProbeBindAddress": ":8081"},
-    "metrics": {"bindAddress": ":8443"},
-    "webhook": {"port": 9443},
-    "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
-    "controller": {
-        "groupKindConcurrency": {
-            "Job.batch": 5,
-            "Pod": 5,
-            "Workload.kueue.x-k8s.io": 10,
-            "LocalQueue.kueue.x-k8s.io": 5,
-            "ClusterQueue.kueue.x-k8s.io": 5,
-            "ResourceFlavor.kueue.x-k8s.io": 1,
-        }
-    },
-    "clientConnection": {"qps": 300, "burst": 500},
-}
-
-# All-or-nothing admission for distributed jobs (waitForPodsReady; in the v1beta2 Configuration it is
-# on when present, there is no `enable`). A job whose pods are not all Ready within the timeout gives its
-# quota back and is requeued with exponential backoff; 30m is Kueue's default and leaves room for a GPU
-# node to boot and pull a large training image. After BACKOFF_LIMIT requeues the workload is deactivated
-# instead of cycling forever.
-WAIT_FOR_PODS_READY_TIMEOUT = "30m"
-WAIT_FOR_PODS_READY_RECOVERY_TIMEOUT = "15m"
-REQUEUE_BACKOFF_LIMIT = 10
-REQUEUE_BACKOFF_BASE_SECONDS = 60
-REQUEUE_BACKOFF_MAX_SECONDS = 3600
-# Fair sharing is on when `fairSharing` is present; these two strategies, in this order, are the
-# complete set Kueue accepts (pkg/config/validation.go validStrategySets) and its documented default.
-FAIR_SHARING_PREEMPTION_STRATEGIES: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
 
 # A ClusterQueue first tries the flavors where a job fits its own nominal quota before it borrows or
 # preempts in an earlier flavor: borrowed GPUs can be reclaimed, nominal ones cannot.
 FLAVOR_FUNGIBILITY: dict[str, str] = {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"}
 QUEUEING_STRATEGY = "BestEffortFIFO"
-
-# Resources Kueue must not count against quota: a resource requested by a pod but covered by no
-# resource group makes the workload inadmissible ("resource ... unavailable in ClusterQueue",
-# pkg/scheduler/flavorassigner). EFA interfaces are a per-node device, not a tenant quota dimension.
-EXCLUDED_RESOURCE_PREFIXES: tuple[str, ...] = (cv.EFA_RESOURCE,)
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -117,60 +70,6 @@ class KueueObject(pulumi.CustomResource):
         super().__init__(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", resource_name, dict(obj), opts)
 
 
-def controller_config(plan: Plan) -> dict[str, Any]:
-    """The controller's Configuration (config.kueue.x-k8s.io/v1beta2), as the chart's config YAML string."""
-    addons = plan.spec.addons
-    config: dict[str, Any] = {
-        "apiVersion": KUEUE_CONFIG_API_VERSION,
-        "kind": "Configuration",
-        **{k: dict(v) for k, v in _CHART_CONTROLLER_DEFAULTS.items()},
-    }
-    # Per-ClusterQueue quota and usage metrics (kueue_cluster_queue_resource_usage, ..._nominal_quota).
-    config["metrics"] = {**config["metrics"], "enableClusterQueueResources": True}
-    # Kueue manages workloads only in tenant namespaces (tenancy labels every team namespace with the
-    # team key); platform namespaces are never gated. Kueue requires that kube-system and its own
-    # namespace are excluded, which a label they never carry guarantees.
-    config["managedJobsNamespaceSelector"] = {"matchExpressions": [{"key": cv.TEAM, "operator": "Exists"}]}
-    config["waitForPodsReady"] = {
-        "timeout": WAIT_FOR_PODS_READY_TIMEOUT,
-        "recoveryTimeout": WAIT_FOR_PODS_READY_RECOVERY_TIMEOUT,
-        "blockAdmission": False,
-        "requeuingStrategy": {
-            "timestamp": "Eviction",
-            "backoffLimitCount": REQUEUE_BACKOFF_LIMIT,
-            "backoffBaseSeconds": REQUEUE_BACKOFF_BASE_SECONDS,
-            "backoffMaxSeconds": REQUEUE_BACKOFF_MAX_SECONDS,
-        },
-    }
-    config["integrations"] = {"frameworks": list(addons.kueue.integrations)}
-    config["fairSharing"] = {"preemptionStrategies": list(FAIR_SHARING_PREEMPTION_STRATEGIES)}
-    config["resources"] = {"excludeResourcePrefixes": list(EXCLUDED_RESOURCE_PREFIXES)}
-    return config
-
-
-def chart_values(plan: Plan) -> dict[str, Any]:
-    """Helm values of the Kueue chart; every key exists in the chart's values.yaml (a test checks)."""
-    version = plan.spec.addons.kueue.version
-    return {
-        "controllerManager": {
-            "manager": {
-                "image": {
-                    "repository": KUEUE_IMAGE_REPOSITORY,
-                    "tag": f"v{version.removeprefix('v')}",
-                    "pullPolicy": "IfNotPresent",
-                },
-            },
-        },
-        "managerConfig": {
-            "controllerManagerConfigYaml": yaml.safe_dump(controller_config(plan), sort_keys=False),
-        },
-        # Off: the monitoring component makes Kueue's ServiceMonitor itself, with the `release` label
-        # Prometheus selects on; the chart's own would lack it, or scrape Kueue twice.
-        "enablePrometheus": False,
-        "metrics": {"prometheusNamespace": cv.MONITORING_NAMESPACE},
-    }
-
-
 def resource_flavor(pool: PoolPlan) -> dict[str, Any]:
     """Jobs admitted on this flavor get the pool's node labels as nodeSelector and its taints tolerated."""
     spec: dict[str, Any] = {"nodeLabels": dict(pool.labels), "tolerations": pool.tolerations}
@@ -185,6 +84,17 @@ def resource_flavor(pool: PoolPlan) -> dict[str, Any]:
         "kind": "ResourceFlavor",
         "metadata": metadata,
         "spec": spec,
+    }
+
+
+def cpu_only_flavor() -> dict[str, Any]:
+    """The flavor of work that asks for no GPU (conventions.CPU_FLAVOR): no node labels and no tolerations,
+    so its pods go wherever untainted nodes are, never onto a GPU pool (every GPU node is tainted)."""
+    return {
+        "apiVersion": cv.KUEUE_API_VERSION,
+        "kind": "ResourceFlavor",
+        "metadata": _metadata(cv.CPU_FLAVOR),
+        "spec": {},
     }
 
 
@@ -234,19 +144,28 @@ def _limits(q: QuotaPlan, resource: str) -> dict[str, str]:
     return out
 
 
+def _cpu_only_limits(team: TeamPlan, resource: str) -> dict[str, str]:
+    """The CPU-only flavor: the team's namespace allowance of CPU and memory, no GPU, never borrowed (a
+    team's CPU-only work must not eat into a sibling's)."""
+    nominal = {CPU: f"{team.cpu_only_cpu_millis}m", MEMORY: f"{team.cpu_only_memory_mib}Mi"}.get(resource, "0")
+    out = {"name": resource, "nominalQuota": nominal}
+    if team.cohort is not None:
+        out["borrowingLimit"] = "0"
+    return out
+
+
 def resource_groups(team: TeamPlan, pool_order: Sequence[str]) -> list[dict[str, Any]]:
     """One resource group: Kueue allows a resource in only one group, and every flavor of a group must
     list all of the group's coveredResources in the same order (clusterqueue_webhook.go
-    validateFlavorQuotas). Flavors are tried in the order the pools are listed in the config."""
-    if not team.quotas:
-        return []
+    validateFlavorQuotas). The CPU-only flavor comes first: Kueue assigns a workload the first flavor it
+    fits (pkg/scheduler/flavorassigner), and a workload without GPUs fits it, so it is never charged to
+    a GPU pool; GPU work does not fit it (0 GPUs) and moves on. Then the pools, in config order."""
     covered = covered_resources(team)
     rank = {name: i for i, name in enumerate(pool_order)}
     quotas = sorted(team.quotas, key=lambda q: rank.get(q.pool, len(rank)))
-    return [{
-        "coveredResources": covered,
-        "flavors": [{"name": q.flavor, "resources": [_limits(q, r) for r in covered]} for q in quotas],
-    }]
+    flavors = [{"name": cv.CPU_FLAVOR, "resources": [_cpu_only_limits(team, r) for r in covered]}]
+    flavors += [{"name": q.flavor, "resources": [_limits(q, r) for r in covered]} for q in quotas]
+    return [{"coveredResources": covered, "flavors": flavors}]
 
 
 def cluster_queue(team: TeamPlan, plan: Plan, admission_checks: Sequence[str] = ()) -> dict[str, Any]:
@@ -320,7 +239,9 @@ class Queues(pulumi.ComponentResource):
         self.topology: pulumi.Resource | None = None
         if any(p.topology for p in plan.pools):
             self.topology = KueueObject("kueue-topology", topology(), opts=self._after())
-        self.flavors: dict[str, pulumi.Resource] = {}
+        self.flavors: dict[str, pulumi.Resource] = {
+            cv.CPU_FLAVOR: KueueObject(f"kueue-flavor-{cv.CPU_FLAVOR}", cpu_only_flavor(), opts=self._after()),
+        }
         for pool in plan.pools:
             self.flavors[pool.flavor] = KueueObject(
                 f"kueue-flavor-{pool.flavor}",
@@ -350,7 +271,7 @@ class Queues(pulumi.ComponentResource):
 
         self.cluster_queues = {}
         for team in plan.teams:
-            deps: list[pulumi.Resource | None] = [self.flavors[q.flavor] for q in team.quotas]
+            deps: list[pulumi.Resource | None] = [self.flavors[cv.CPU_FLAVOR], *(self.flavors[q.flavor] for q in team.quotas)]
             deps.append(self.cohorts.get(team.cohort) if team.cohort else None)
             deps.append(self.multikueue.get("admission-check"))
             self.cluster_queues[team.name] = KueueObject(

@@ -248,7 +248,7 @@ class Tenancy(pulumi.ComponentResource):
         # admin. Elsewhere `pulumi destroy` removes everything, as a throwaway environment expects.
         namespace = k8s.core.v1.Namespace(
             f"tenant-{ns}",
-            metadata={"name": ns, "labels": namespace_labels(plan, team)},
+            metadata={"name": ns, "labels": namespace_labels(plan, team), "annotations": team.namespace_annotations},
             opts=pulumi.ResourceOptions(parent=self, retain_on_delete=plan.environment == "prod"),
         )
         self.namespaces[ns] = namespace

@@ -303,3 +303,30 @@ KUEUE_INTEGRATION_APIS: dict[str, tuple[tuple[str, str, str, str], ...]] = {
     "ray.io/rayjob": (("ray.io", "v1", "rayjobs", "RayJob"),),
     "ray.io/raycluster": (("ray.io", "v1", "rayclusters", "RayCluster"),),
 }
+
+# CPU-only work. Kueue 0.19 gives every Job and Pod without a queue label in a managed namespace the
+# queue name of the LocalQueue called `default` (jobframework.ApplyDefaultLocalQueueWithManaged-
+# JobsNamespaceSelector, pkg/controller/jobframework/defaults.go), and every team namespace has one, so
+# CPU-only work is queued too. Each ClusterQueue therefore lists this flavor first: no node labels, no
+# tolerations, a CPU and memory quota only, so a workload that asks for no GPU is admitted here and is
+# never charged to (or pinned onto) a GPU pool. Pool names may not take this name.
+CPU_FLAVOR = "cpu-only"
+
+# Which platform priorities a team may use: the team's namespaces carry the allowed names (comma
+# separated) in this annotation, which the admission policy reads (tenants cannot edit namespaces).
+ALLOWED_PRIORITIES_ANNOTATION = f"{PREFIX}/allowed-priorities"
+# Admission: the ValidatingAdmissionPolicy that keeps tenants inside their granted priorities and off
+# GPU nodes they do not pay for.
+TENANT_PRIORITY_POLICY = f"tenant-priorities.{PREFIX}"
+
+# Simulated nodes (the live local cluster and `simulate`). KWOK manages nodes with this annotation
+# (kwok --manage-nodes-with-annotation-selector) and plays their kubelet.
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+KWOK_NODE_ANNOTATION_VALUE = "fake"
+# A pod on a simulated node finishes (Succeeded) this long after it starts Running: a Go duration such as
+# "90s" (KWOK Stage delay.durationFrom, pkg/utils/lifecycle/value_duration_from.go). Without it the pod
+# runs until deleted. Meaningless on a real cluster, where the container's command decides.
+SIM_DURATION_ANNOTATION = f"sim.{PREFIX}/duration"
+# ... and, set to "true", never becomes Ready (an image that never pulls, a node that never joins): the
+# all-or-nothing (waitForPodsReady) path.
+SIM_NEVER_READY_ANNOTATION = f"sim.{PREFIX}/never-ready"

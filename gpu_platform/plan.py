@@ -176,6 +176,22 @@ class TeamPlan:
     namespace_labels: Mapping[str, str]
     namespace_quota: Mapping[str, str]
     usd_per_hour_nominal: float
+    # Platform priority names (config names) the team may use; admission enforces them.
+    allowed_priorities: tuple[str, ...] = ()
+    # The team's quota on the CPU-only flavor (conventions.CPU_FLAVOR): what its namespaces may run
+    # without GPUs, the same allowance its ResourceQuota adds on top of the GPU-derived CPU and memory.
+    cpu_only_cpu_millis: int = 0
+    cpu_only_memory_mib: int = 0
+
+    @property
+    def allowed_priority_classes(self) -> tuple[str, ...]:
+        """The PriorityClass / WorkloadPriorityClass names of `allowed_priorities`."""
+        return tuple(cv.priority_class_name(p) for p in self.allowed_priorities)
+
+    @property
+    def namespace_annotations(self) -> dict[str, str]:
+        """What admission reads from a team namespace: the priority classes the team may use."""
+        return {cv.ALLOWED_PRIORITIES_ANNOTATION: ",".join(self.allowed_priority_classes)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +380,10 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
         "requests.storage": lim.storage,
     })
     pre = team.preemption or spec.defaultPreemption
+    if team.priorities is not None:
+        allowed = tuple(team.priorities)
+    else:
+        allowed = tuple(p.name for p in spec.priorities if p.grantedByDefault)
     return TeamPlan(
         name=team.name,
         namespaces=tuple(team.namespace_names),
@@ -385,6 +405,9 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
         },
         namespace_quota=hard,
         usd_per_hour_nominal=round(cost, 2),
+        allowed_priorities=allowed,
+        cpu_only_cpu_millis=lim.cpu * 1000,
+        cpu_only_memory_mib=lim.memoryGiB * 1024,
     )
 
 

@@ -266,6 +266,15 @@ class Team(Strict):
     fairSharingWeight: float = Field(default=1.0, ge=0)
     egress: list[Egress] = Field(default_factory=list)
     limits: NamespaceLimits = Field(default_factory=NamespaceLimits)
+    priorities: list[str] | None = Field(
+        default=None,
+        description=(
+            "Platform priorities (names from `priorities`) the team may give its workloads, in the Kueue "
+            "priority-class label or a pod's priorityClassName; enforced at admission. Omitted: every "
+            "priority with grantedByDefault (by default all but system-critical and production-inference)."
+        ),
+        examples=[["production-inference", "training"]],
+    )
 
     _name = field_validator("name")(lambda v: _dns_label(v))
     _cc = field_validator("costCenter")(lambda v: _label_value(v))
@@ -289,14 +298,22 @@ class Priority(Strict):
     name: str
     value: int
     description: str = ""
+    grantedByDefault: bool = Field(
+        default=True,
+        description=(
+            "Teams without their own `priorities` list may use this priority. The system and production "
+            "tiers are off by default: a tenant that may label work system-critical preempts everyone."
+        ),
+    )
 
     _name = field_validator("name")(lambda v: _dns_label(v))
 
 
 def _default_priorities() -> list[Priority]:
     return [
-        Priority(name="system-critical", value=1000000, description="Platform components."),
-        Priority(name="production-inference", value=10000, description="Serving production traffic."),
+        Priority(name="system-critical", value=1000000, description="Platform components.", grantedByDefault=False),
+        Priority(name="production-inference", value=10000, description="Serving production traffic.",
+                 grantedByDefault=False),
         Priority(name="training", value=1000, description="Scheduled training runs."),
         Priority(name="research", value=500, description="Experiments that may be preempted."),
         Priority(name="development", value=100, description="Interactive and development work."),
@@ -431,6 +448,8 @@ def _check_pools(p: Platform, region: str | None) -> list[Problem]:
         if pool.name in seen:
             out.append(Problem(f"{at}.name", f"duplicate pool name {pool.name!r} (also pools[{seen[pool.name]}])"))
         seen.setdefault(pool.name, i)
+        if pool.name == cv.CPU_FLAVOR:
+            out.append(Problem(f"{at}.name", f"{pool.name!r} is reserved for the flavor of CPU-only work; choose another pool name"))
         acc = catalog.ACCELERATORS[pool.accelerator]
         it = catalog.INSTANCE_TYPES[pool.instanceType]
         if it.accelerator != pool.accelerator:
@@ -633,6 +652,13 @@ def _check_platform(p: Platform, region: str | None) -> list[Problem]:
         prio.setdefault(pr.name, i)
         if not -2147483648 <= pr.value <= 1000000000:
             out.append(Problem(f"priorities[{i}].value", f"{pr.value} is outside the user range of PriorityClass values (up to 1000000000)"))
+    for i, t in enumerate(p.teams):
+        for j, name in enumerate(t.priorities or ()):
+            if name not in prio:
+                out.append(Problem(
+                    f"teams[{i}].priorities[{j}]",
+                    f"unknown priority {name!r}; priorities: {', '.join(prio) or 'none'}",
+                ))
     if p.multiKueue:
         seen: set[str] = set()
         for i, w in enumerate(p.multiKueue.workers):

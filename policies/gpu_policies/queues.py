@@ -145,10 +145,15 @@ def _blocking(taints: Iterable[o.TaintRef]) -> list[o.TaintRef]:
     return [t for t in taints if t.effect in ("NoSchedule", "NoExecute")]
 
 
+def gpu_flavors(resources: Sequence[Resource], report: StackReport) -> dict[str, Flavor]:
+    """Every flavor but the CPU-only one, which names no pool (check_cpu_only_flavor keeps it GPU-free)."""
+    return {n: f for n, f in flavors(resources, report).items() if n != cv.CPU_FLAVOR}
+
+
 def check_flavor_matches_pool(resources: Sequence[Resource], cfg: Config, report: StackReport) -> None:
     groups = ix.node_groups_by_pool(resources, report)
     required = cfg.strings(POOL_LABELS)
-    for name, f in sorted(flavors(resources, report).items()):
+    for name, f in sorted(gpu_flavors(resources, report).items()):
         def check(f: Flavor = f) -> None:
             missing = [k for k in required if not o.text(f.node_labels.get(k))]
             if missing:
@@ -186,7 +191,7 @@ def check_flavor_single_workload(resources: Sequence[Resource], cfg: Config, rep
     groups = ix.node_groups_by_pool(resources, report)
     group_labels = {pool: guarded(report, g, lambda g=g: o.mapping(g.props.get("labels"))) or o.EMPTY
                     for pool, g in groups.items()}
-    for name, f in sorted(flavors(resources, report).items()):
+    for name, f in sorted(gpu_flavors(resources, report).items()):
         def check(f: Flavor = f) -> None:
             workload = o.text(f.node_labels.get(cv.WORKLOAD))
             if not workload:
@@ -290,8 +295,8 @@ def check_quota_fits_capacity(resources: Sequence[Resource], cfg: Config, report
             quoted_by[fl].append(r.name)
     for fl, total in sorted(totals.items()):
         f = known.get(fl)
-        if f is None:
-            continue  # cluster-queue-flavors reports it
+        if f is None or (fl == cv.CPU_FLAVOR and total == 0):
+            continue  # cluster-queue-flavors reports a missing one; the CPU-only flavor holds no GPUs
 
         def check(f: Flavor = f, total: int = total) -> None:
             annotated_raw = o.annotations(f.resource.props).get(cv.FLAVOR_CAPACITY_ANNOTATION)
@@ -315,6 +320,31 @@ def check_quota_fits_capacity(resources: Sequence[Resource], cfg: Config, report
                 report(f.resource, f"nominal quotas on flavor {f.name!r} add up to {total} units "
                        f"(ClusterQueues {quoted(sorted(set(quoted_by[f.name])))}), more than its pool's capacity of {capacity}")
         guarded(report, f.resource, check)
+
+
+def check_cpu_only_flavor(resources: Sequence[Resource], cfg: Config, report: StackReport) -> None:
+    """The CPU-only flavor is where Kueue puts work without GPUs (it comes first in every ClusterQueue): it
+    must lead nowhere near a GPU pool and grant no GPU, or CPU-only work would sit on GPU nodes."""
+    f = flavors(resources, report).get(cv.CPU_FLAVOR)
+    if f is not None:
+        def check(f: Flavor = f) -> None:
+            pool_keys = [k for k in cv.POOL_LABEL_KEYS if k in f.node_labels]
+            if pool_keys:
+                report(f.resource, f"ResourceFlavor {f.name!r} is for CPU-only work but selects GPU pool label(s) "
+                       f"{quoted(pool_keys)}")
+            if f.covers(o.gpu_taint()):
+                report(f.resource, f"ResourceFlavor {f.name!r} is for CPU-only work but tolerates the GPU taint "
+                       f"{o.gpu_taint()}: its pods could occupy GPU nodes")
+        guarded(report, f.resource, check)
+    for r in resources:
+        if not o.is_kind(r.type, "ClusterQueue", o.KUEUE_GROUP):
+            continue
+        entries = guarded(report, r, lambda r=r: _quota_entries(r))
+        granted = sorted({res for fl, res, nominal in entries or ()
+                          if fl == cv.CPU_FLAVOR and cv.is_gpu_resource(res) and o.whole_units(nominal) != 0})
+        if granted:
+            report(r, f"ClusterQueue grants GPU resource(s) {quoted(granted)} on the CPU-only flavor "
+                   f"{cv.CPU_FLAVOR!r}: GPU work admitted there would get no GPU node")
 
 
 POLICIES = [
@@ -342,6 +372,11 @@ POLICIES = [
         "flavor-single-workload",
         "A ResourceFlavor never spans pools of different workloads (training and inference).",
         check_flavor_single_workload,
+    ),
+    GuardrailStackPolicy(
+        "cpu-only-flavor",
+        f"The CPU-only flavor ({cv.CPU_FLAVOR!r}) selects no GPU pool, tolerates no GPU taint and carries no GPU quota.",
+        check_cpu_only_flavor,
     ),
     GuardrailStackPolicy(
         "cluster-queue-flavors",

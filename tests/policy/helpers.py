@@ -208,6 +208,12 @@ def flavor(pool: Pool, annotate: bool = True) -> dict[str, Any]:
     })
 
 
+def cpu_only_flavor() -> dict[str, Any]:
+    return res(RESOURCE_FLAVOR, "flavor-cpu-only", {
+        "apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": meta(cv.CPU_FLAVOR), "spec": {},
+    })
+
+
 @dataclass(frozen=True)
 class Team:
     name: str
@@ -281,7 +287,9 @@ def tenant_objects(team: Team) -> list[dict[str, Any]]:
 def cluster_queue(team: Team) -> dict[str, Any]:
     by_pool = {p.name: p for p in POOLS}
     covered = ["cpu", "memory", *sorted({by_pool[p].resource for p in team.quotas})]
-    flavors = []
+    flavors = [{"name": cv.CPU_FLAVOR, "resources": [{"name": "cpu", "nominalQuota": "4"},
+                                                     {"name": "memory", "nominalQuota": "16Gi"},
+                                                     *({"name": r, "nominalQuota": "0"} for r in covered[2:])]}]
     for p, n in sorted(team.quotas.items()):
         resources = [{"name": "cpu", "nominalQuota": "8"}, {"name": "memory", "nominalQuota": "64Gi"}]
         resources += [{"name": r, "nominalQuota": str(n if r == by_pool[p].resource else 0)} for r in covered[2:]]
@@ -300,6 +308,7 @@ def world(eks: bool = True) -> list[dict[str, Any]]:
         if eks:
             out += [node_group(p), launch_template(p)]
         out.append(flavor(p))
+    out.append(cpu_only_flavor())
     for t in TEAMS:
         out += tenant_objects(t)
     operator_ns = res(NAMESPACE, "ns-operator", {"apiVersion": "v1", "kind": "Namespace", "metadata": meta(

@@ -209,6 +209,12 @@ def tolerate_every_workload(r: Resources, stack: str) -> str:
     return flavor["name"]
 
 
+def cpu_only_flavor_tolerates_gpus(r: Resources, stack: str) -> str:
+    flavor = obj(r, "ResourceFlavor", cv.CPU_FLAVOR)
+    flavor["inputs"]["spec"]["tolerations"] = [{"key": cv.GPU_TAINT_KEY, "operator": "Exists"}]
+    return flavor["name"]
+
+
 def rename_flavor_in_queue(r: Resources, stack: str) -> str:
     cq = obj(r, "ClusterQueue", plan_of(stack).teams[0].cluster_queue)
     cq["inputs"]["spec"]["resourceGroups"][0]["flavors"][0]["name"] = "no-such-flavor"
@@ -266,6 +272,7 @@ MUTATIONS: list[tuple[str, Callable[[Resources, str], str], tuple[str, ...]]] = 
     ("cluster-queue-tenant-scope", widen_selector, ("local", "prod")),
     ("flavor-single-workload", tolerate_every_workload, ("prod",)),
     ("cluster-queue-flavors", rename_flavor_in_queue, ("prod",)),
+    ("cpu-only-flavor", cpu_only_flavor_tolerates_gpus, ("local", "prod")),
     ("workload-gpu-toleration", add_untolerated_gpu_job, ("prod",)),
     ("workload-gpu-limits-only", add_gpu_request_job, ("prod",)),
     ("image-tags-pinned", add_latest_image, ("prod",)),

@@ -63,6 +63,7 @@ CASES: dict[str, Callable[[World], None]] = {
     "resource-flavor-matches-pool": at("flavor-train", "spec", "nodeLabels", cv.POOL, value=STRING),
     "flavor-single-workload": at("flavor-train", "spec", "tolerations", value=ARRAY),
     "cluster-queue-flavors": at("cq-alpha", "spec", "resourceGroups", value=ARRAY),
+    "cpu-only-flavor": at("flavor-cpu-only", "spec", "tolerations", value=ARRAY),
     "nominal-quota-fits-capacity": at("ng-train", "scalingConfig", "maxSize", value=NUMBER),
     "workload-gpu-toleration": with_job({**gpu_pod_spec(), "tolerations": ARRAY}),
     "workload-queue-name": with_job({**gpu_pod_spec(), "containers": ARRAY}),

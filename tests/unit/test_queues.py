@@ -331,7 +331,7 @@ def test_local_stack_has_no_release_but_all_kueue_objects() -> None:
     r = rendered("local")
     assert not plan.spec.addons.kueue.install
     assert [x for x in mine(r) if x.type in (RELEASE, NAMESPACE)] == []
-    assert set(by_name(kueue_objects(r, "ResourceFlavor"))) == {p.flavor for p in plan.pools}
+    assert set(by_name(kueue_objects(r, "ResourceFlavor"))) == {cv.CPU_FLAVOR, *(p.flavor for p in plan.pools)}
     assert set(by_name(kueue_objects(r, "ClusterQueue"))) == {t.cluster_queue for t in plan.teams}
     assert set(by_name(kueue_objects(r, "Cohort"))) == {c.name for c in plan.cohorts}
     assert set(by_name(kueue_objects(r, "WorkloadPriorityClass"))) == {p.class_name for p in plan.priorities}
@@ -380,7 +380,7 @@ def test_objects_have_explicit_names_managed_by_and_unique_logical_names(stack: 
 def test_one_flavor_per_pool_with_its_labels_taints_and_topology() -> None:
     plan = plan_of("prod")
     flavors = by_name(kueue_objects(rendered("prod"), "ResourceFlavor"))
-    assert set(flavors) == {p.flavor for p in plan.pools}
+    assert set(flavors) == {cv.CPU_FLAVOR, *(p.flavor for p in plan.pools)}
     for pool in plan.pools:
         spec = flavors[pool.flavor]["spec"]
         assert spec["nodeLabels"] == dict(pool.labels)
@@ -495,6 +495,30 @@ def test_cluster_queue_resource_groups_follow_kueue_rules() -> None:
             assert not (pre["reclaimWithinCohort"] == "Never" and pre["borrowWithinCohort"]["policy"] != "Never")
 
 
+@pytest.mark.parametrize("stack", ["local", "staging", "prod"])
+def test_cpu_only_work_is_admitted_on_its_own_flavor_never_a_gpu_pool(stack: str) -> None:
+    """Kueue defaults CPU-only Jobs and Pods into the namespace's `default` LocalQueue and assigns the first
+    flavor they fit: the CPU-only flavor comes first, holds the team's CPU allowance and no GPU, and sends
+    its pods to no pool (no node labels, no tolerations: GPU nodes are tainted)."""
+    plan = plan_of(stack)
+    flavor = by_name(kueue_objects(rendered(stack), "ResourceFlavor"))[cv.CPU_FLAVOR]
+    assert flavor["spec"].get("nodeLabels") in (None, {}) and flavor["spec"].get("tolerations") in (None, [])
+    cqs = by_name(kueue_objects(rendered(stack), "ClusterQueue"))
+    for team in plan.teams:
+        (group,) = cqs[team.cluster_queue]["spec"]["resourceGroups"]
+        first = group["flavors"][0]
+        assert first["name"] == cv.CPU_FLAVOR
+        res = {r["name"]: r for r in first["resources"]}
+        assert [r["name"] for r in first["resources"]] == group["coveredResources"]
+        assert qty(res["cpu"]["nominalQuota"]) == team.cpu_only_cpu_millis / 1000
+        assert qty(res["memory"]["nominalQuota"]) == team.cpu_only_memory_mib * 2**20
+        for name, r in res.items():
+            if cv.is_gpu_resource(name):
+                assert qty(r["nominalQuota"]) == 0, (team.name, name)
+            if team.cohort is not None:
+                assert qty(r["borrowingLimit"]) == 0, "CPU-only work never borrows a sibling's CPU"
+
+
 def test_quotas_per_flavor_are_the_plan() -> None:
     plan = plan_of("prod")
     cqs = by_name(kueue_objects(rendered("prod"), "ClusterQueue"))
@@ -506,7 +530,7 @@ def test_quotas_per_flavor_are_the_plan() -> None:
         gpu_names = {q.resource_name for q in team.quotas}
         assert set(group["coveredResources"]) == {"cpu", "memory", *gpu_names}
         listed = {f["name"]: {r["name"]: r for r in f["resources"]} for f in group["flavors"]}
-        assert set(listed) == {q.flavor for q in team.quotas}
+        assert set(listed) == {cv.CPU_FLAVOR, *(q.flavor for q in team.quotas)}
         assert set(listed) <= flavors, "a ClusterQueue flavor with no ResourceFlavor"
         for q in team.quotas:
             res = listed[q.flavor]
