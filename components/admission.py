@@ -9,11 +9,23 @@ and the workload APIs of the configured Kueue integrations (JobSet, Deployment, 
 - GPUs are requested in limits, as whole numbers; a GPU request, if given, equals the limit;
 - no hostNetwork, hostPID or hostIPC.
 
+- a pod that asks for no GPU does not tolerate the GPU taint (it would sit on a GPU node nobody pays for),
+  and no pod is created with spec.nodeName (it would bypass the scheduler, the taints and Kueue);
+- a kind Kueue cannot queue (a DaemonSet, a bare ReplicaSet, a StatefulSet without its integration)
+  does not request GPUs at all.
+
 Queue label and ownership: the label belongs on the object Kueue manages (a Job, a JobSet, a Deployment;
-for a CronJob, its jobTemplate). Objects that a controller owns (the Pods of a Job, the Jobs of a JobSet
-or CronJob) are exempt from the queue rule, because their owner was checked when it was admitted and
-Kueue does not label them; they still get the resource and host-namespace checks. A bare Pod (no
-controller) is its own top-level workload and must carry the label (Kueue's plain-pod integration).
+for a CronJob, its jobTemplate). Objects that a workload controller creates (the Pods of a Job, the Jobs
+of a JobSet or CronJob) are exempt from the queue rule, because their owner was checked when it was
+admitted and Kueue does not label them; they still get every other check. Exempt means both: the
+controlling ownerReference names a workload kind, and the request comes from a service account of
+another namespace (the controllers' own). A tenant cannot claim the exemption by pointing an
+ownerReference at a ConfigMap, or at its own Job from its own namespace. A bare Pod is its own top-level
+workload and must carry the label (Kueue's plain-pod integration).
+
+A third policy keeps each team inside the priorities it is granted (teams[].priorities): the Kueue
+priority-class label and every pod template's priorityClassName must be one of the names its namespace
+lists in the allowed-priorities annotation, which tenants cannot edit.
 
 Objects being deleted are not checked, so finalizers can always be removed.
 
@@ -48,6 +60,8 @@ class WorkloadShape:
 # metadata (Kueue docs, "Run a CronJob").
 SHAPES: dict[str, WorkloadShape] = {
     "Pod": WorkloadShape("[object.spec]"),
+    "ReplicaSet": WorkloadShape("[object.spec.template.spec]"),
+    "DaemonSet": WorkloadShape("[object.spec.template.spec]"),
     "Job": WorkloadShape("[object.spec.template.spec]"),
     "CronJob": WorkloadShape("[object.spec.jobTemplate.spec.template.spec]", "object.spec.jobTemplate.metadata"),
     "Deployment": WorkloadShape("[object.spec.template.spec]"),
@@ -74,18 +88,44 @@ SHAPES: dict[str, WorkloadShape] = {
     ),
 }
 
-# Always matched, whatever the integrations: plain Pods (where every GPU container ends up) and batch Jobs.
-ALWAYS = ("pod", "batch/job")
+# Always matched, whatever the integrations: plain Pods (where every GPU container ends up), batch Jobs,
+# and every built-in kind that makes pods, so that one Kueue cannot queue is refused GPUs rather than
+# admitted unqueued.
+ALWAYS = ("pod", "batch/job", "deployment", "statefulset")
+BUILTIN_POD_MAKERS: tuple[tuple[str, str, str, str], ...] = (
+    ("apps", "v1", "replicasets", "ReplicaSet"),
+    ("apps", "v1", "daemonsets", "DaemonSet"),
+)
+# Kinds whose controllers create the workloads the policy checks (the controlling ownerReference of an
+# exempt object): Job (pods), ReplicaSet (pods), StatefulSet (pods), Deployment (ReplicaSets), CronJob
+# (Jobs) and the integrations' own kinds (JobSet -> Jobs, LeaderWorkerSet -> StatefulSets and pods,
+# PyTorchJob and RayCluster -> pods, RayJob -> RayCluster).
+WORKLOAD_OWNER_KINDS: tuple[str, ...] = (
+    "Job", "ReplicaSet", "StatefulSet", "Deployment", "CronJob",
+    "JobSet", "LeaderWorkerSet", "PyTorchJob", "RayCluster", "RayJob",
+)
 
 
 def matched_apis(plan: Plan) -> list[tuple[str, str, str, str]]:
-    """(group, version, plural, kind) the policy matches: Pods, Jobs, CronJobs, plus each configured Kueue
-    integration whose workload shape we know. A kind whose CRD is not installed simply never matches."""
+    """(group, version, plural, kind) the policy matches: Pods, Jobs, CronJobs, Deployments, StatefulSets,
+    ReplicaSets and DaemonSets, plus each configured Kueue integration whose workload shape we know. A kind
+    whose CRD is not installed simply never matches."""
     out: list[tuple[str, str, str, str]] = []
     for name in (*ALWAYS, *plan.spec.addons.kueue.integrations):
         for api in cv.KUEUE_INTEGRATION_APIS.get(name, ()):
             if api[3] in SHAPES and api not in out:
                 out.append(api)
+    out += [api for api in BUILTIN_POD_MAKERS if api not in out]
+    return out
+
+
+def queueable_kinds(plan: Plan) -> list[str]:
+    """Kinds Kueue queues with this stack's integrations (a CronJob's Jobs are Kueue's batch/job)."""
+    out: list[str] = []
+    for name in plan.spec.addons.kueue.integrations:
+        for api in cv.KUEUE_INTEGRATION_APIS.get(name, ()):
+            if api[3] not in out:
+                out.append(api[3])
     return out
 
 
@@ -123,7 +163,20 @@ def _kind_switch(values: dict[str, str], default: str) -> str:
     return expr
 
 
-def variables(apis: list[tuple[str, str, str, str]]) -> list[dict[str, str]]:
+def cel_list(values: list[str] | tuple[str, ...]) -> str:
+    return "[" + ", ".join(cel_string(v) for v in values) + "]"
+
+
+def tolerates_gpu_taint(spec: str) -> str:
+    """CEL: the pod spec tolerates the GPU taint (by its key, or by a key-less Exists that tolerates all)."""
+    return (
+        f"(has({spec}.tolerations) && {spec}.tolerations.exists(t, "
+        f"(has(t.key) && t.key == {cel_string(cv.GPU_TAINT_KEY)}) || "
+        "((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists')))"
+    )
+
+
+def variables(apis: list[tuple[str, str, str, str]], queueable: list[str] | None = None) -> list[dict[str, str]]:
     kinds = [api[3] for api in apis]
     pod_specs = _kind_switch({k: SHAPES[k].pod_specs for k in kinds}, "[]")
     owners = {k: SHAPES[k].queue_labels_owner for k in kinds}
@@ -140,19 +193,38 @@ def variables(apis: list[tuple[str, str, str, str]]) -> list[dict[str, str]]:
         f"(has(c.resources.limits) && c.resources.limits.exists(r, {is_gpu('r')})) || "
         f"(has(c.resources.requests) && c.resources.requests.exists(r, {is_gpu('r')})))"
     )
+    pc = cel_string(cv.PRIORITY_CLASS_LABEL)
+    allowed = cel_string(cv.ALLOWED_PRIORITIES_ANNOTATION)
     return [
         {"name": "podSpecs", "expression": pod_specs},
         {"name": "requestsGpus", "expression": f"variables.podSpecs.exists(s, {containers('s')}.exists(c, {asks_gpu}))"},
+        {"name": "gpuLessSpecs", "expression": (
+            f"variables.podSpecs.filter(s, !{containers('s')}.exists(c, {asks_gpu}))")},
+        # Made by a workload controller: its controlling owner is a workload kind, and the request comes
+        # from a service account of another namespace (the controllers' own: kube-system's job-controller,
+        # the JobSet or training operator's), never from the tenant or a service account of its namespace.
         {"name": "controlled", "expression": (
             "has(object.metadata.ownerReferences) && "
-            "object.metadata.ownerReferences.exists(o, has(o.controller) && o.controller == true)"
+            "object.metadata.ownerReferences.exists(o, has(o.controller) && o.controller == true && "
+            f"o.kind in {cel_list(WORKLOAD_OWNER_KINDS)}) && "
+            "request.userInfo.username.startsWith('system:serviceaccount:') && "
+            "!request.userInfo.username.startsWith('system:serviceaccount:' + request.namespace + ':')"
         )},
+        {"name": "queueable", "expression": f"request.kind.kind in {cel_list(queueable or [])}"},
         {"name": "queueLabels", "expression": queue_labels},
         {"name": "queueName", "expression": f"{q} in variables.queueLabels ? string(variables.queueLabels[{q}]) : ''"},
+        {"name": "workloadPriority", "expression": (
+            f"{pc} in variables.queueLabels ? string(variables.queueLabels[{pc}]) : ''")},
+        {"name": "allowedPriorities", "expression": (
+            f"has(namespaceObject.metadata.annotations) && {allowed} in namespaceObject.metadata.annotations ? "
+            f"namespaceObject.metadata.annotations[{allowed}].split(',') : []")},
+        {"name": "team", "expression": (
+            f"has(namespaceObject.metadata.labels) && {cel_string(cv.TEAM)} in namespaceObject.metadata.labels ? "
+            f"namespaceObject.metadata.labels[{cel_string(cv.TEAM)}] : request.namespace")},
     ]
 
 
-def validations() -> list[dict[str, str]]:
+def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
     q = cv.QUEUE_NAME_LABEL
     # Whole numbers as Kubernetes counts them for extended resources ("1000m" is 1). The quantity
     # library's isInteger() is false for any milli-scaled value, so compare with the truncated value.
@@ -173,7 +245,17 @@ def validations() -> list[dict[str, str]]:
         "!(has(s.hostIPC) && s.hostIPC == true)"
     )
     every_container = lambda rule: f"variables.podSpecs.all(s, {containers('s')}.all(c, {rule}))"  # noqa: E731
+    gpu_taint = f"{cv.GPU_TAINT_KEY}={cv.GPU_TAINT_VALUE}:{cv.TAINT_EFFECT}"
     return [
+        {
+            "expression": "!variables.requestsGpus || variables.controlled || variables.queueable",
+            "messageExpression": (
+                "'Kueue cannot queue a ' + request.kind.kind + ' with the Kueue integrations of this platform, so it "
+                "may not request GPUs in a team namespace; GPU workloads are one of: ' + "
+                f"{cel_list(queueable or [])}.join(', ')"
+            ),
+            "reason": "Forbidden",
+        },
         {
             "expression": "!variables.requestsGpus || variables.controlled || variables.queueName != ''",
             "message": (
@@ -197,6 +279,50 @@ def validations() -> list[dict[str, str]]:
             "message": "hostNetwork, hostPID and hostIPC are not allowed in tenant namespaces",
             "reason": "Forbidden",
         },
+        {
+            "expression": f"variables.gpuLessSpecs.all(s, !{tolerates_gpu_taint('s')})",
+            "message": (
+                f"a pod that requests no GPU may not tolerate the GPU taint {gpu_taint}: GPU nodes are for GPU "
+                f"work; work without GPUs is admitted on the {cv.CPU_FLAVOR!r} flavor and runs on CPU nodes"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": (
+                "request.operation != 'CREATE' || "
+                "variables.podSpecs.all(s, !has(s.nodeName) || s.nodeName == '')"
+            ),
+            "message": "spec.nodeName may not be set in team namespaces: it bypasses the scheduler, node taints and Kueue",
+            "reason": "Forbidden",
+        },
+    ]
+
+
+def priority_validations() -> list[dict[str, str]]:
+    """The team's granted priorities (the namespace annotation) bound the Kueue label and priorityClassName."""
+    granted = "variables.allowedPriorities.join(', ')"
+    return [
+        {
+            "expression": "variables.workloadPriority == '' || variables.workloadPriority in variables.allowedPriorities",
+            "messageExpression": (
+                f"'priority class ' + variables.workloadPriority + ' (label {cv.PRIORITY_CLASS_LABEL}) is not granted "
+                "to team ' + variables.team + '; granted: ' + " + granted
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": (
+                "variables.podSpecs.all(s, !has(s.priorityClassName) || s.priorityClassName == '' || "
+                "s.priorityClassName in variables.allowedPriorities)"
+            ),
+            "messageExpression": (
+                "'priorityClassName ' + variables.podSpecs.filter(s, has(s.priorityClassName) && "
+                "s.priorityClassName != '' && !(s.priorityClassName in variables.allowedPriorities))"
+                ".map(s, s.priorityClassName)[0] + ' is not granted to team ' + variables.team + '; granted: ' + "
+                + granted
+            ),
+            "reason": "Forbidden",
+        },
     ]
 
 
@@ -215,8 +341,11 @@ def tenant_namespace_selector() -> dict[str, Any]:
     return {"matchExpressions": [{"key": cv.TEAM, "operator": "Exists"}]}
 
 
-def policy_spec(plan: Plan) -> dict[str, Any]:
+def policy_spec(plan: Plan, checks: str = "workloads") -> dict[str, Any]:
+    """The workload policy (`checks="workloads"`) or the priority policy (`"priorities"`): same match, same
+    variables, different validations, so each denial names the policy that made it."""
     apis = matched_apis(plan)
+    queueable = queueable_kinds(plan)
     return {
         # Fail closed: if the policy cannot be evaluated, the workload is not admitted.
         "failurePolicy": "Fail",
@@ -228,8 +357,8 @@ def policy_spec(plan: Plan) -> dict[str, Any]:
         "matchConditions": [
             {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"},
         ],
-        "variables": variables(apis),
-        "validations": validations(),
+        "variables": variables(apis, queueable),
+        "validations": validations(queueable) if checks == "workloads" else priority_validations(),
     }
 
 
@@ -285,6 +414,7 @@ class Admission(pulumi.ComponentResource):
         self.policies: dict[str, k8s.admissionregistration.v1.ValidatingAdmissionPolicy] = {}
         policies = [
             ("admission-tenant-workloads", cv.TENANT_WORKLOAD_POLICY, policy_spec(plan)),
+            ("admission-tenant-priorities", cv.TENANT_PRIORITY_POLICY, policy_spec(plan, "priorities")),
             ("admission-tenant-network-policies", cv.TENANT_NETWORK_POLICY_GUARD, network_policy_guard_spec()),
         ]
         for logical, policy_name, spec in policies:

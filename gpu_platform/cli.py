@@ -1,4 +1,4 @@
-"""`python -m gpu_platform validate | plan | render | check | nodes`.
+"""`python -m gpu_platform validate | plan | render | check | nodes | job | kueue-config`.
 
 Exit codes: 0 ok, 1 policy violations (check), 2 invalid input (bad config, bad YAML, missing file).
 No traceback reaches the user for any bad input: every error names the file or config path.
@@ -248,6 +248,33 @@ def cmd_nodes(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_job(args: argparse.Namespace) -> int:
+    from .jobs import JobError, JobRequest, job
+
+    _, plan = load_plan(args.stack, None)
+    req = JobRequest(team=args.team, pool=args.pool, gpus=args.gpus, nodes=args.nodes, priority=args.priority,
+                     image=args.image, duration=args.duration, name=args.name, namespace=args.namespace)
+    try:
+        objects = job(plan, req)
+    except JobError as err:
+        raise InputError(str(err)) from None
+    doc: Any = objects[0] if len(objects) == 1 else {"apiVersion": "v1", "kind": "List", "items": objects}
+    if args.output == "json":
+        print(json.dumps(doc, indent=2))
+    else:
+        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False))
+    return EXIT_OK
+
+
+def cmd_kueue_config(args: argparse.Namespace) -> int:
+    from .kueue_config import chart_values, controller_config
+
+    _, plan = load_plan(args.stack, None)
+    doc = chart_values(plan) if args.values else controller_config(plan)
+    sys.stdout.write(yaml.safe_dump(doc, sort_keys=False))
+    return EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m gpu_platform", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -277,6 +304,23 @@ def parser() -> argparse.ArgumentParser:
     n = sub.add_parser("nodes", help="fake Node objects for a stack's pools (local API server)")
     n.add_argument("--stack", required=True)
     n.set_defaults(func=cmd_nodes)
+    j = sub.add_parser("job", help="print a team's Job for a pool, ready for kubectl create -f -")
+    j.add_argument("--stack", required=True)
+    j.add_argument("--team", required=True)
+    j.add_argument("--pool", required=True)
+    j.add_argument("--gpus", type=int, required=True, help="units per pod, in the pool's units")
+    j.add_argument("--nodes", type=int, default=1, help="pods (one per node) of an indexed, all-or-nothing job")
+    j.add_argument("--priority", help="a platform priority the team is granted")
+    j.add_argument("--image", help="container image (default: a shell image that sleeps for --duration)")
+    j.add_argument("--duration", default="10m", help="how long the job runs (90s, 10m, 2h)")
+    j.add_argument("--name", help="Job name (default: <pool>-<random>)")
+    j.add_argument("--namespace", help="one of the team's namespaces (default: its first)")
+    j.add_argument("--output", choices=["yaml", "json"], default="yaml")
+    j.set_defaults(func=cmd_job)
+    k = sub.add_parser("kueue-config", help="print the Kueue controller Configuration (or --values) of a stack")
+    k.add_argument("--stack", required=True)
+    k.add_argument("--values", action="store_true", help="the Helm values of the Kueue chart instead")
+    k.set_defaults(func=cmd_kueue_config)
     return p
 
 

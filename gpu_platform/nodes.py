@@ -1,7 +1,10 @@
-"""Fake Node objects that look like a pool's real nodes: labels, taints and GPU capacity.
+"""Simulated Node objects that look like a pool's real nodes: labels, taints and allocatable.
 
-The local API server has no kubelets; registering these lets quotas, Kueue flavors and scheduling
-selectors be checked against nodes that carry exactly what a real pool's nodes would.
+The live local cluster registers these and KWOK plays their kubelet, so quotas, Kueue flavors, topology-
+aware admission and the scheduler's placement act on nodes that carry exactly what a real pool's nodes
+would: every pool at `capacity.max`, allocatable in the pool's units (whole GPUs, MIG slices, time-sliced
+replicas), EFA devices on EFA pools, CPU and memory after the kubelet and daemonset reserve.
+A few untainted CPU nodes stand in for the rest of a cluster (CoreDNS, controllers, CPU-only work).
 """
 
 from __future__ import annotations
@@ -9,53 +12,101 @@ from __future__ import annotations
 from typing import Any
 
 from . import catalog
+from . import conventions as cv
 from .plan import Plan, PoolPlan, reserved_cpu_millis, reserved_memory_mib
+
+# The simulated CPU nodes: where work without GPUs runs (the CPU-only flavor selects no pool, and every
+# GPU node is tainted). Sized like a general-purpose m7i.8xlarge; two, so a test can drain one.
+CPU_NODE_COUNT = 2
+CPU_NODE_VCPUS = 32
+CPU_NODE_MEMORY_GIB = 128
+CPU_NODE_INSTANCE_TYPE = "m7i.8xlarge"
+MAX_PODS = "110"
 
 
 def node_name(pool: PoolPlan, index: int) -> str:
     return f"{pool.name}-{index}"
 
 
-def _node(plan: Plan, pool: PoolPlan, index: int) -> dict[str, Any]:
-    it = catalog.INSTANCE_TYPES[pool.instance_type]
-    name = node_name(pool, index)
-    labels = dict(pool.node_labels)
-    labels.update({
-        "kubernetes.io/hostname": name,
-        "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64",
-        "node.kubernetes.io/instance-type": pool.instance_type,
-        "topology.kubernetes.io/zone": pool.availability_zone or f"{plan.region or 'local'}-a",
-    })
-    if pool.topology:
-        labels.update({
-            "topology.k8s.aws/network-node-layer-1": "nn-layer1-0",
-            "topology.k8s.aws/network-node-layer-2": "nn-layer2-0",
-            "topology.k8s.aws/network-node-layer-3": f"nn-layer3-{index // 4}",
-        })
-    capacity = {
-        "cpu": str(it.vcpus),
-        "memory": f"{it.memory_gib}Gi",
-        "pods": "110",
-        pool.resource_name: str(pool.units_per_node),
-    }
-    allocatable = dict(capacity)
-    allocatable["cpu"] = f"{it.vcpus * 1000 - reserved_cpu_millis(it.vcpus)}m"
-    allocatable["memory"] = f"{it.memory_gib * 1024 - reserved_memory_mib()}Mi"
+def cpu_node_name(index: int) -> str:
+    return f"cpu-{index}"
+
+
+def _base(name: str, zone: str, instance_type: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {"taints": [t.to_k8s() for t in pool.taints]},
-        "status": {
-            "capacity": capacity,
-            "allocatable": allocatable,
-            "conditions": [{"type": "Ready", "status": "True", "reason": "FakeGpuNode",
-                            "message": "registered by scripts/local-cluster"}],
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "node.kubernetes.io/instance-type": instance_type,
+                "topology.kubernetes.io/zone": zone,
+            },
+            "annotations": {cv.KWOK_NODE_ANNOTATION: cv.KWOK_NODE_ANNOTATION_VALUE},
         },
+        "spec": {"taints": []},
     }
 
 
+def _status(capacity: dict[str, str], allocatable: dict[str, str]) -> dict[str, Any]:
+    return {
+        "capacity": capacity,
+        "allocatable": allocatable,
+        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                        "message": "simulated node (KWOK)"}],
+    }
+
+
+def _zone(plan: Plan, pool: PoolPlan | None = None) -> str:
+    return (pool.availability_zone if pool else None) or f"{plan.region or 'local'}-a"
+
+
+def _node(plan: Plan, pool: PoolPlan, index: int) -> dict[str, Any]:
+    it = catalog.INSTANCE_TYPES[pool.instance_type]
+    name = node_name(pool, index)
+    node = _base(name, _zone(plan, pool), pool.instance_type)
+    node["metadata"]["labels"].update(pool.node_labels)
+    if pool.topology:
+        # EC2 instance topology (docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-topology.html):
+        # the layers Kueue's Topology uses; four nodes share a layer-3 network node here.
+        node["metadata"]["labels"].update({
+            cv.TOPOLOGY_LEVELS[0]: "nn-layer1-0",
+            cv.TOPOLOGY_LEVELS[1]: "nn-layer2-0",
+            cv.TOPOLOGY_LEVELS[2]: f"nn-layer3-{index // 4}",
+        })
+    node["spec"]["taints"] = [t.to_k8s() for t in pool.taints]
+    capacity = {
+        "cpu": str(it.vcpus),
+        "memory": f"{it.memory_gib}Gi",
+        "pods": MAX_PODS,
+        pool.resource_name: str(pool.units_per_node),
+    }
+    if pool.efa_interfaces:
+        # What the EFA device plugin advertises: one device per EFA interface of the node.
+        capacity[cv.EFA_RESOURCE] = str(pool.efa_interfaces)
+    allocatable = dict(capacity)
+    allocatable["cpu"] = f"{it.vcpus * 1000 - reserved_cpu_millis(it.vcpus)}m"
+    allocatable["memory"] = f"{it.memory_gib * 1024 - reserved_memory_mib()}Mi"
+    node["status"] = _status(capacity, allocatable)
+    return node
+
+
+def _cpu_node(plan: Plan, index: int) -> dict[str, Any]:
+    node = _base(cpu_node_name(index), _zone(plan), CPU_NODE_INSTANCE_TYPE)
+    capacity = {"cpu": str(CPU_NODE_VCPUS), "memory": f"{CPU_NODE_MEMORY_GIB}Gi", "pods": MAX_PODS}
+    allocatable = {
+        "cpu": f"{CPU_NODE_VCPUS * 1000 - reserved_cpu_millis(CPU_NODE_VCPUS)}m",
+        "memory": f"{CPU_NODE_MEMORY_GIB * 1024 - reserved_memory_mib()}Mi",
+        "pods": MAX_PODS,
+    }
+    node["status"] = _status(capacity, allocatable)
+    return node
+
+
 def fake_nodes(plan: Plan) -> dict[str, Any]:
-    items = [_node(plan, p, i) for p in plan.pools for i in range(max(p.max_nodes, 1))]
+    items = [_node(plan, p, i) for p in plan.pools for i in range(p.max_nodes)]
+    items += [_cpu_node(plan, i) for i in range(CPU_NODE_COUNT)]
     return {"apiVersion": "v1", "kind": "List", "items": items}

@@ -64,7 +64,7 @@ def matched(spec: dict[str, Any]) -> set[tuple[str, str, str]]:
 
 def test_each_policy_has_a_binding_that_denies_and_fails_closed() -> None:
     names = {r.inputs["metadata"]["name"] for r in rendered(STACK).by_type(VAP)}
-    assert names == {cv.TENANT_WORKLOAD_POLICY, cv.TENANT_NETWORK_POLICY_GUARD}
+    assert names == {cv.TENANT_WORKLOAD_POLICY, cv.TENANT_PRIORITY_POLICY, cv.TENANT_NETWORK_POLICY_GUARD}
     assert {r.inputs["metadata"]["name"] for r in rendered(STACK).by_type(VAPB)} == names
     for name in names:
         p, b = policy(name), binding(name)
@@ -120,9 +120,12 @@ def test_matches_pods_jobs_and_the_configured_integrations_on_create_and_update(
         assert "*" not in rule["resources"] and "*" not in rule["apiGroups"]
 
 
-def test_pods_and_jobs_are_checked_even_without_integrations() -> None:
+def test_pods_jobs_and_every_builtin_pod_maker_are_checked_even_without_integrations() -> None:
+    """A kind Kueue cannot queue must still be matched, or it would run GPUs unqueued (it is refused GPUs)."""
     got = matched(policy_spec(plan_with([])))
-    assert got == {("", "v1", "pods"), ("batch", "v1", "jobs"), ("batch", "v1", "cronjobs")}
+    assert got == {("", "v1", "pods"), ("batch", "v1", "jobs"), ("batch", "v1", "cronjobs"),
+                   ("apps", "v1", "deployments"), ("apps", "v1", "statefulsets"),
+                   ("apps", "v1", "replicasets"), ("apps", "v1", "daemonsets")}
 
 
 def test_an_enabled_integration_extends_the_match() -> None:
@@ -150,12 +153,13 @@ def test_rules_cover_queue_label_gpu_names_integers_requests_and_host_namespaces
     assert ".asApproximateFloat()" in text and ".compareTo(" in text
     for field in ("hostNetwork", "hostPID", "hostIPC"):
         assert f"s.{field}" in text
-    # Controller-owned objects (a Job's pods, a JobSet's jobs) are exempt from the queue rule only.
-    queue_rule = spec["validations"][0]["expression"]
-    assert "variables.controlled" in queue_rule and "variables.queueName" in queue_rule
-    assert all("controlled" not in v["expression"] for v in spec["validations"][1:])
+    # Controller-owned objects (a Job's pods, a JobSet's jobs) are exempt from the queue rules only.
+    queue_rules = [v["expression"] for v in spec["validations"][:2]]
+    assert "variables.queueable" in queue_rules[0] and "variables.queueName" in queue_rules[1]
+    assert all("variables.controlled" in r for r in queue_rules)
+    assert all("controlled" not in v["expression"] for v in spec["validations"][2:])
     for v in spec["validations"]:
-        assert v["message"] and v["reason"] in ("Forbidden", "Invalid")
+        assert (v.get("message") or v.get("messageExpression")) and v["reason"] in ("Forbidden", "Invalid")
 
 
 def test_cel_is_well_formed() -> None:

@@ -1,0 +1,192 @@
+"""A team's Job, ready to submit: the platform's one workload template.
+
+The seeds: "a clean Job template with labels, resource requests, storage mounts and log export beats a
+complex platform nobody can debug". Everything the platform relies on is set here, from the plan, so a
+team never has to know it: the queue label (Kueue admits it against the team's quota), the priority it
+is granted, resources in the pool's units with CPU and memory in proportion (as the ClusterQueue's
+quota is), EFA devices on EFA pools (a multi-node job without them silently falls back to TCP), the pod
+labels that cost reports and DCGM metrics read, shared memory for NCCL, and a TTL so finished jobs go.
+The pool's node labels and tolerations are not set: Kueue injects its flavor's when it admits the job.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from . import conventions as cv
+from .plan import Plan, PoolPlan, TeamPlan
+
+# Finished and failed Jobs (and their pods) are deleted this long after they end: long enough to read
+# their logs and status, short enough that namespaces do not fill up (kubernetes.io/docs/concepts/
+# workloads/controllers/ttlafterfinished).
+TTL_SECONDS_AFTER_FINISHED = 3600
+# A job's image when none is given: a small shell image whose `sleep` stands in for the work (on the
+# simulated nodes the pod's duration annotation decides; on a real cluster the command does).
+DEFAULT_IMAGE = "busybox:1.37"
+DEFAULT_DURATION = "10m"
+# Shared memory for NCCL and data loaders (the container runtime's default /dev/shm is 64 MiB).
+SHM_VOLUME = "dshm"
+DURATION = re.compile(r"^(\d+)(s|m|h)$")
+_SECONDS = {"s": 1, "m": 60, "h": 3600}
+
+
+class JobError(ValueError):
+    """A job the platform would refuse or never admit, with the valid choices named."""
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    team: str
+    pool: str
+    gpus: int
+    nodes: int = 1
+    priority: str | None = None
+    image: str | None = None
+    duration: str = DEFAULT_DURATION
+    name: str | None = None
+    namespace: str | None = None
+
+
+def duration_seconds(value: str) -> int:
+    m = DURATION.match(value)
+    if not m or int(m.group(1)) <= 0:
+        raise JobError(f"duration {value!r} is not a positive duration such as 90s, 10m or 2h")
+    return int(m.group(1)) * _SECONDS[m.group(2)]
+
+
+def _team(plan: Plan, name: str) -> TeamPlan:
+    teams = {t.name: t for t in plan.teams}
+    if name not in teams:
+        raise JobError(f"unknown team {name!r}; teams: {', '.join(teams) or 'none'}")
+    return teams[name]
+
+
+def _pool(plan: Plan, team: TeamPlan, name: str) -> tuple[PoolPlan, int]:
+    """The pool and the most units the team can ever hold there (nominal + borrowing, bounded by the pool)."""
+    quotas = {q.pool: q for q in team.quotas}
+    if name not in quotas:
+        raise JobError(
+            f"team {team.name!r} has no quota on pool {name!r}; its pools: {', '.join(quotas) or 'none'}")
+    pool = plan.pools_by_name[name]
+    q = quotas[name]
+    if team.cohort is None:
+        ceiling = q.nominal
+    elif q.borrowing is None:
+        ceiling = pool.capacity_units
+    else:
+        ceiling = min(pool.capacity_units, q.nominal + q.borrowing)
+    return pool, ceiling
+
+
+def check(plan: Plan, req: JobRequest) -> tuple[TeamPlan, PoolPlan, str]:
+    """Validate a request: (team, pool, namespace), or JobError naming what is valid."""
+    team = _team(plan, req.team)
+    pool, ceiling = _pool(plan, team, req.pool)
+    unit = f"{pool.resource_name} per pod"
+    if not 1 <= req.gpus <= pool.units_per_node:
+        raise JobError(f"gpus {req.gpus} is outside 1..{pool.units_per_node} ({unit}: a pod runs on one "
+                       f"{pool.instance_type} node of pool {pool.name!r}; use --nodes for more)")
+    if req.nodes < 1:
+        raise JobError(f"nodes {req.nodes} must be at least 1")
+    if req.gpus * req.nodes > ceiling:
+        raise JobError(f"{req.nodes} x {req.gpus} {pool.resource_name} can never be admitted: team "
+                       f"{team.name!r} holds at most {ceiling} on pool {pool.name!r} (nominal plus borrowing limit)")
+    if req.priority is not None and req.priority not in team.allowed_priorities:
+        raise JobError(f"priority {req.priority!r} is not granted to team {team.name!r}; granted: "
+                       f"{', '.join(team.allowed_priorities) or 'none'}")
+    namespace = req.namespace or team.namespaces[0]
+    if namespace not in team.namespaces:
+        raise JobError(f"namespace {namespace!r} is not team {team.name!r}'s; its namespaces: {', '.join(team.namespaces)}")
+    if req.name is not None and not cv.DNS1123_LABEL.match(req.name):
+        raise JobError(f"name {req.name!r} is not a DNS-1123 label (lowercase letters, digits and '-')")
+    duration_seconds(req.duration)
+    return team, pool, namespace
+
+
+def resources(pool: PoolPlan, units: int) -> dict[str, dict[str, str]]:
+    """Limits (= requests) of one pod: the pool's units, CPU and memory in the same proportion as the
+    flavor's quota, EFA devices in proportion to the node's share."""
+    limits = {
+        pool.resource_name: str(units),
+        "cpu": f"{units * pool.cpu_millis_per_unit}m",
+        "memory": f"{units * pool.memory_mib_per_unit}Mi",
+    }
+    if pool.efa_interfaces:
+        limits[cv.EFA_RESOURCE] = str(max(1, pool.efa_interfaces * units // pool.units_per_node))
+    # GPU and EFA belong in limits only (Kubernetes copies extended-resource limits to requests); CPU and
+    # memory requests equal their limits, which the admission policy and the LimitRange both accept.
+    return {"limits": limits, "requests": {"cpu": limits["cpu"], "memory": limits["memory"]}}
+
+
+def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
+    """The Job (and, for a multi-node job, the headless Service its pods find each other through)."""
+    team, pool, namespace = check(plan, req)
+    name = req.name or f"{pool.name}-{secrets.token_hex(3)}"
+    seconds = duration_seconds(req.duration)
+    labels = {
+        cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME,
+        cv.TEAM: team.name,
+        cv.POOL: pool.name,
+        cv.MANAGED_BY: cv.MANAGED_BY_VALUE,
+    }
+    if req.priority is not None:
+        labels[cv.PRIORITY_CLASS_LABEL] = cv.priority_class_name(req.priority)
+    # Pod labels: what DCGM copies onto GPU metrics and cost reports group by.
+    pod_labels = {cv.TEAM: team.name, cv.COST_CENTER: team.cost_center, cv.POOL: pool.name,
+                  cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME}
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": req.image or DEFAULT_IMAGE,
+        "resources": resources(pool, req.gpus),
+        "volumeMounts": [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}],
+        # The restricted Pod Security profile, so the same job runs in every team namespace.
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                            "runAsNonRoot": True, "runAsUser": 65534},
+    }
+    if req.image is None:
+        container["command"] = ["sleep", str(seconds)]
+    if req.nodes > 1:
+        container["env"] = [{"name": "GPU_PLATFORM_NODES", "value": str(req.nodes)},
+                            {"name": "GPU_PLATFORM_COORDINATOR", "value": f"{name}-0.{name}"}]
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "containers": [container],
+        "volumes": [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}],
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+    }
+    if req.priority is not None:
+        pod_spec["priorityClassName"] = cv.priority_class_name(req.priority)
+    if req.nodes > 1:
+        pod_spec["subdomain"] = name
+    spec: dict[str, Any] = {
+        # Kueue's webhook suspends it too; created suspended, it can never start before Kueue admits it.
+        "suspend": True,
+        "parallelism": req.nodes,
+        "completions": req.nodes,
+        "backoffLimit": 0 if req.nodes > 1 else 3,
+        "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
+        "template": {
+            "metadata": {"labels": pod_labels, "annotations": {cv.SIM_DURATION_ANNOTATION: f"{seconds}s"}},
+            "spec": pod_spec,
+        },
+    }
+    if req.nodes > 1:
+        spec["completionMode"] = "Indexed"
+    out: list[dict[str, Any]] = [{
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": spec,
+    }]
+    if req.nodes > 1:
+        out.append({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "namespace": namespace, "labels": {cv.TEAM: team.name, cv.MANAGED_BY: cv.MANAGED_BY_VALUE}},
+            "spec": {"clusterIP": "None", "selector": {"batch.kubernetes.io/job-name": name},
+                     "publishNotReadyAddresses": True},
+        })
+    return out

@@ -1,0 +1,147 @@
+"""`python -m localcluster COMMAND`: the files scripts/local-cluster hands to kubectl and to its processes.
+
+Every command writes files and prints a one-line summary; errors go to stderr with exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from gpu_platform import conventions as cv
+from gpu_platform.cli import InputError, load_plan
+from gpu_platform.kueue_config import local_controller_config
+from gpu_platform.nodes import fake_nodes
+from gpu_platform.spec import SpecError
+
+from . import kueue, kwok, nodes
+
+
+def _list(items: list[dict[str, Any]]) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+
+
+def cmd_nodes(args: argparse.Namespace) -> str:
+    _, plan = load_plan(args.stack, None)
+    count = nodes.write(fake_nodes(plan), args.kube_version, Path(args.out))
+    return f"{count} simulated nodes of stack {args.stack}"
+
+
+def cmd_stale_nodes(args: argparse.Namespace) -> str:
+    keep = set(Path(args.names).read_text().split())
+    for name in nodes.stale(json.load(sys.stdin), keep):
+        print(name)
+    return ""
+
+
+def cmd_kueue_objects(args: argparse.Namespace) -> str:
+    _, plan = load_plan(args.stack, None)
+    pki = Path(args.pki)
+    rendered = kueue.render_chart(args.helm, Path(args.chart), plan, args.kube_version)
+    objects = kueue.local_objects(rendered, args.webhook_port, (pki / "kueue-ca.crt").read_bytes())
+    objects += kueue.namespace_and_secret(*((pki / f).read_bytes() for f in
+                                            ("kueue-ca.crt", "kueue-ca.key", "kueue-webhook.crt", "kueue-webhook.key")))
+    crds, rest = kueue.split_crds(objects)
+    out = Path(args.out)
+    (out / "kueue-crds.json").write_text(_list(crds))
+    (out / "kueue-objects.json").write_text(_list(rest))
+    return f"Kueue chart: {len(crds)} CRDs and {len(rest)} objects for loopback port {args.webhook_port}"
+
+
+def cmd_kueue_config(args: argparse.Namespace) -> str:
+    _, plan = load_plan(args.stack, None)
+    config = local_controller_config(
+        plan, health_port=args.health_port, metrics_port=args.metrics_port, webhook_port=args.webhook_port,
+        cert_dir=args.cert_dir, pods_ready_timeout=args.pods_ready_timeout or None,
+    )
+    Path(args.out).write_text(yaml.safe_dump(config, sort_keys=False))
+    return f"Kueue Configuration of stack {args.stack}"
+
+
+def cmd_kwok_stages(args: argparse.Namespace) -> str:
+    Path(args.out).write_text(kwok.config_yaml())
+    return f"{len(kwok.stages())} KWOK stages"
+
+
+def cmd_kwok_selector(args: argparse.Namespace) -> str:
+    print(f"{cv.KWOK_NODE_ANNOTATION}={cv.KWOK_NODE_ANNOTATION_VALUE}")
+    return ""
+
+
+def cmd_scheduler_config(args: argparse.Namespace) -> str:
+    # kube-scheduler's own client limiter (50 QPS by default) would pace a replayed trace of thousands of
+    # pods; the API server has priority and fairness of its own (k8s.io/kube-scheduler/config/v1).
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": args.kubeconfig, "qps": 300, "burst": 500},
+        "leaderElection": {"leaderElect": False},
+    }
+    Path(args.out).write_text(yaml.safe_dump(config, sort_keys=False))
+    return "kube-scheduler configuration"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m localcluster", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    n = sub.add_parser("nodes", help="simulated nodes of a stack: nodes.json, status.json, names in --out")
+    n.add_argument("--stack", required=True)
+    n.add_argument("--kube-version", required=True)
+    n.add_argument("--out", required=True)
+    n.set_defaults(func=cmd_nodes)
+    s = sub.add_parser("stale-nodes", help="names of nodes registered earlier and not in --names (kubectl JSON on stdin)")
+    s.add_argument("--names", required=True)
+    s.set_defaults(func=cmd_stale_nodes)
+    k = sub.add_parser("kueue-objects", help="Kueue's chart objects for a host process on loopback")
+    k.add_argument("--stack", required=True)
+    k.add_argument("--helm", required=True)
+    k.add_argument("--chart", required=True)
+    k.add_argument("--kube-version", required=True)
+    k.add_argument("--webhook-port", type=int, required=True)
+    k.add_argument("--pki", required=True, help="directory with kueue-ca.{crt,key} and kueue-webhook.{crt,key}")
+    k.add_argument("--out", required=True)
+    k.set_defaults(func=cmd_kueue_objects)
+    c = sub.add_parser("kueue-config", help="the stack's Kueue Configuration for a host process")
+    c.add_argument("--stack", required=True)
+    for port in ("health", "metrics", "webhook"):
+        c.add_argument(f"--{port}-port", type=int, required=True)
+    c.add_argument("--cert-dir", required=True)
+    c.add_argument("--pods-ready-timeout", default="", help="waitForPodsReady.timeout (default: the stack's)")
+    c.add_argument("--out", required=True)
+    c.set_defaults(func=cmd_kueue_config)
+    w = sub.add_parser("kwok-stages", help="KWOK's Stage configuration")
+    w.add_argument("--out", required=True)
+    w.set_defaults(func=cmd_kwok_stages)
+    ks = sub.add_parser("kwok-selector", help="the annotation selector of the nodes KWOK manages")
+    ks.set_defaults(func=cmd_kwok_selector)
+    sc = sub.add_parser("scheduler-config", help="kube-scheduler's KubeSchedulerConfiguration")
+    sc.add_argument("--kubeconfig", required=True)
+    sc.add_argument("--out", required=True)
+    sc.set_defaults(func=cmd_scheduler_config)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        summary = args.func(args)
+    except SpecError as err:
+        print(f"error: invalid stack {args.stack}:", file=sys.stderr)
+        for problem in err.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 2
+    except (InputError, ValueError, RuntimeError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if summary:
+        print(summary, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

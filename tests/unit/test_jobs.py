@@ -1,0 +1,109 @@
+"""`python -m gpu_platform job`: the team's Job template, and what it refuses."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from gpu_platform import conventions as cv
+from gpu_platform.cli import EXIT_INVALID, EXIT_OK, main
+from gpu_platform.jobs import JobError, JobRequest, TTL_SECONDS_AFTER_FINISHED, job
+from gpu_platform.plan import reserved_cpu_millis, reserved_memory_mib
+from gpu_platform import catalog
+from tests.conftest import plan_of
+
+
+def quantity_millis(v: str) -> int:
+    return int(v[:-1]) if v.endswith("m") else int(v) * 1000
+
+
+def every_quota(stack: str):
+    plan = plan_of(stack)
+    for team in plan.teams:
+        for q in team.quotas:
+            yield plan, team, plan.pools_by_name[q.pool]
+
+
+@pytest.mark.parametrize("stack", ["local", "staging", "prod"])
+def test_a_full_node_job_fits_its_node_and_names_its_queue(stack: str) -> None:
+    for plan, team, pool in every_quota(stack):
+        (obj,) = job(plan, JobRequest(team=team.name, pool=pool.name, gpus=pool.units_per_node, name="j"))
+        assert obj["kind"] == "Job" and obj["metadata"]["namespace"] == team.namespaces[0]
+        assert obj["metadata"]["labels"][cv.QUEUE_NAME_LABEL] == cv.LOCAL_QUEUE_NAME
+        assert obj["spec"]["suspend"] is True
+        assert obj["spec"]["ttlSecondsAfterFinished"] == TTL_SECONDS_AFTER_FINISHED
+        pod = obj["spec"]["template"]
+        assert pod["metadata"]["labels"][cv.TEAM] == team.name
+        assert pod["metadata"]["labels"][cv.COST_CENTER] == team.cost_center
+        (c,) = pod["spec"]["containers"]
+        limits = c["resources"]["limits"]
+        assert limits[pool.resource_name] == str(pool.units_per_node)
+        # Exactly the node's allocatable at most: a pod of the whole node must fit on one.
+        it = catalog.INSTANCE_TYPES[pool.instance_type]
+        assert quantity_millis(limits["cpu"]) <= it.vcpus * 1000 - reserved_cpu_millis(it.vcpus)
+        assert int(limits["memory"].removesuffix("Mi")) <= it.memory_gib * 1024 - reserved_memory_mib()
+        assert c["resources"]["requests"] == {"cpu": limits["cpu"], "memory": limits["memory"]}
+        assert not any(cv.is_gpu_resource(k) for k in c["resources"]["requests"]), "GPUs in limits only"
+        # Kueue injects the flavor's node labels and tolerations; the template must not pin a pool itself.
+        assert "nodeSelector" not in pod["spec"] and "tolerations" not in pod["spec"]
+        if pool.efa_interfaces:
+            assert limits[cv.EFA_RESOURCE] == str(pool.efa_interfaces)
+        else:
+            assert cv.EFA_RESOURCE not in limits
+
+
+def test_a_multi_node_job_is_indexed_with_a_headless_service_and_efa_per_pod() -> None:
+    plan = plan_of("prod")
+    pool = plan.pools_by_name["h100-train"]
+    job_obj, svc = job(plan, JobRequest(team="llm-pretrain", pool="h100-train", gpus=4, nodes=4, name="ddp",
+                                        priority="training"))
+    spec = job_obj["spec"]
+    assert spec["completionMode"] == "Indexed" and spec["parallelism"] == spec["completions"] == 4
+    assert spec["template"]["spec"]["subdomain"] == svc["metadata"]["name"] == "ddp"
+    assert svc["spec"]["clusterIP"] == "None"
+    # Half the node's GPUs get half its EFA interfaces.
+    limits = spec["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits[cv.EFA_RESOURCE] == str(pool.efa_interfaces // 2)
+    assert job_obj["metadata"]["labels"][cv.PRIORITY_CLASS_LABEL] == "training"
+    assert spec["template"]["spec"]["priorityClassName"] == "training"
+
+
+def test_the_duration_reaches_the_simulated_node() -> None:
+    (obj,) = job(plan_of("local"), JobRequest(team="vision", pool="train", gpus=1, duration="90s", name="j"))
+    assert obj["spec"]["template"]["metadata"]["annotations"][cv.SIM_DURATION_ANNOTATION] == "90s"
+    assert obj["spec"]["template"]["spec"]["containers"][0]["command"] == ["sleep", "90"]
+
+
+@pytest.mark.parametrize("request_, words", [
+    (JobRequest(team="nobody", pool="train", gpus=1), ["unknown team 'nobody'", "vision", "serving"]),
+    (JobRequest(team="serving", pool="train", gpus=1), ["no quota on pool 'train'", "its pools: infer"]),
+    (JobRequest(team="vision", pool="train", gpus=9), ["outside 1..8", "--nodes"]),
+    (JobRequest(team="vision", pool="train", gpus=8, nodes=3), ["can never be admitted", "at most 16"]),
+    (JobRequest(team="vision", pool="train", gpus=1, priority="system-critical"),
+     ["'system-critical' is not granted", "granted: training, research, development"]),
+    (JobRequest(team="vision", pool="train", gpus=1, priority="production-inference"),
+     ["'production-inference' is not granted"]),
+    (JobRequest(team="vision", pool="train", gpus=1, duration="-5m"), ["duration '-5m'", "90s, 10m or 2h"]),
+    (JobRequest(team="vision", pool="train", gpus=1, namespace="nlp"), ["namespace 'nlp'", "vision"]),
+    (JobRequest(team="vision", pool="train", gpus=1, name="Bad_Name"), ["DNS-1123"]),
+])
+def test_refusals_name_the_valid_choices(request_: JobRequest, words: list[str]) -> None:
+    with pytest.raises(JobError) as err:
+        job(plan_of("local"), request_)
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_a_granted_production_priority_is_accepted() -> None:
+    (obj,) = job(plan_of("local"), JobRequest(team="serving", pool="infer", gpus=4, priority="production-inference",
+                                              name="j"))
+    assert obj["metadata"]["labels"][cv.PRIORITY_CLASS_LABEL] == "production-inference"
+
+
+def test_cli_prints_yaml_or_exits_2_with_the_reason(capsys) -> None:
+    assert main(["job", "--stack", "local", "--team", "vision", "--pool", "notebooks", "--gpus", "2",
+                 "--name", "nb"]) == EXIT_OK
+    obj = yaml.safe_load(capsys.readouterr().out)
+    assert obj["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"][cv.mig_resource("1g.10gb")] == "2"
+    assert main(["job", "--stack", "local", "--team", "vision", "--pool", "infer", "--gpus", "1"]) == EXIT_INVALID
+    assert "team 'vision' has no quota on pool 'infer'; its pools: notebooks, train" in capsys.readouterr().err
