@@ -217,6 +217,19 @@ TOPOLOGY_LEVELS: tuple[str, ...] = (
 )
 
 
+# Kueue's topology request on a pod template (Kueue apis/kueue/v1beta2/topology_types.go, v0.19.2). A ClusterQueue that also has non-TAS flavors
+# (every one here: the CPU-only flavor comes first) admits a pod set on a TAS flavor only when it asks
+# for a topology, so the job template always does on TAS pools: preferably all pods under one
+# network node of the lowest layer, else as close as the free nodes allow.
+TAS_PREFERRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+TAS_REQUIRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
+TAS_UNCONSTRAINED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-unconstrained-topology"
+TAS_ANNOTATIONS: tuple[str, ...] = (
+    TAS_PREFERRED_TOPOLOGY_ANNOTATION, TAS_REQUIRED_TOPOLOGY_ANNOTATION, TAS_UNCONSTRAINED_TOPOLOGY_ANNOTATION,
+)
+TAS_PREFERRED_LEVEL = TOPOLOGY_LEVELS[2]
+
+
 def cluster_queue_name(team: str) -> str:
     return team
 

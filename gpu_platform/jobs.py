@@ -161,6 +161,9 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
         pod_spec["priorityClassName"] = cv.priority_class_name(req.priority)
     if req.nodes > 1:
         pod_spec["subdomain"] = name
+    pod_annotations = {cv.SIM_DURATION_ANNOTATION: f"{seconds}s"}
+    if pool.topology is not None:
+        pod_annotations[cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION] = cv.TAS_PREFERRED_LEVEL
     spec: dict[str, Any] = {
         # Kueue's webhook suspends it too; created suspended, it can never start before Kueue admits it.
         "suspend": True,
@@ -169,7 +172,7 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
         "backoffLimit": 0 if req.nodes > 1 else 3,
         "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
         "template": {
-            "metadata": {"labels": pod_labels, "annotations": {cv.SIM_DURATION_ANNOTATION: f"{seconds}s"}},
+            "metadata": {"labels": pod_labels, "annotations": pod_annotations},
             "spec": pod_spec,
         },
     }

@@ -321,7 +321,11 @@ def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
         node_labels=node_labels,
         taints=taints,
         flavor=cv.flavor_name(pool.name),
-        topology=cv.TOPOLOGY_NAME if efa or it.interconnect == "nvswitch" else None,
+        # Topology-aware scheduling only where placement decides a job's speed: whole GPUs of nodes that
+        # talk over EFA or NVSwitch (multi-node training). A MIG slice or a time-sliced replica never spans
+        # nodes, and a TAS flavor admits only workloads that ask for a topology (Kueue
+        # pkg/scheduler/flavorassigner/tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS).
+        topology=cv.TOPOLOGY_NAME if pool.sharing.mode == "full" and (efa or it.interconnect == "nvswitch") else None,
         mig_config=mig_config,
         device_plugin_config=dp_config,
         capacity_type=cap.type,

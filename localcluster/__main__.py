@@ -22,12 +22,19 @@ from gpu_platform.spec import SpecError
 from . import kueue, kwok, nodes
 
 
+def _plan(stack: str):
+    """A stack name (Pulumi.<stack>.yaml) or the path of a stack file (tests keep fixture stacks elsewhere)."""
+    if "/" in stack or stack.endswith((".yaml", ".yml")):
+        return load_plan(None, stack)[1]
+    return load_plan(stack, None)[1]
+
+
 def _list(items: list[dict[str, Any]]) -> str:
     return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
 
 
 def cmd_nodes(args: argparse.Namespace) -> str:
-    _, plan = load_plan(args.stack, None)
+    plan = _plan(args.stack)
     count = nodes.write(fake_nodes(plan), args.kube_version, Path(args.out))
     return f"{count} simulated nodes of stack {args.stack}"
 
@@ -40,12 +47,13 @@ def cmd_stale_nodes(args: argparse.Namespace) -> str:
 
 
 def cmd_kueue_objects(args: argparse.Namespace) -> str:
-    _, plan = load_plan(args.stack, None)
+    plan = _plan(args.stack)
     pki = Path(args.pki)
     rendered = kueue.render_chart(args.helm, Path(args.chart), plan, args.kube_version)
-    objects = kueue.local_objects(rendered, args.webhook_port, (pki / "kueue-ca.crt").read_bytes())
-    objects += kueue.namespace_and_secret(*((pki / f).read_bytes() for f in
-                                            ("kueue-ca.crt", "kueue-ca.key", "kueue-webhook.crt", "kueue-webhook.key")))
+    # The namespace first: kubectl applies a List in order.
+    objects = kueue.namespace_and_secret(*((pki / f).read_bytes() for f in
+                                           ("kueue-ca.crt", "kueue-ca.key", "kueue-webhook.crt", "kueue-webhook.key")))
+    objects += kueue.local_objects(rendered, args.webhook_port, (pki / "kueue-ca.crt").read_bytes())
     crds, rest = kueue.split_crds(objects)
     out = Path(args.out)
     (out / "kueue-crds.json").write_text(_list(crds))
@@ -54,7 +62,7 @@ def cmd_kueue_objects(args: argparse.Namespace) -> str:
 
 
 def cmd_kueue_config(args: argparse.Namespace) -> str:
-    _, plan = load_plan(args.stack, None)
+    plan = _plan(args.stack)
     config = local_controller_config(
         plan, health_port=args.health_port, metrics_port=args.metrics_port, webhook_port=args.webhook_port,
         cert_dir=args.cert_dir, pods_ready_timeout=args.pods_ready_timeout or None,

@@ -70,7 +70,8 @@ def render_chart(helm: str, chart: Path, plan: Plan, kube_version: str) -> list[
         )
     if out.returncode != 0:
         raise RuntimeError(f"helm template {chart} failed: {out.stderr.strip()}")
-    return [d for d in yaml.safe_load_all(out.stdout) if d]
+    # The C loader: the CRDs alone are close to a megabyte of YAML.
+    return [d for d in yaml.load_all(out.stdout, Loader=yaml.CSafeLoader) if d]
 
 
 def _url_client_config(config: dict[str, Any], port: int, ca_bundle: str, default_path: str) -> dict[str, Any]:

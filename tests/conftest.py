@@ -52,3 +52,15 @@ def render_config(config: dict[str, Any], stack: str = "test"):
 @pytest.fixture(params=STACKS)
 def stack(request) -> str:
     return request.param
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Timings of the real tools (engine, clusters, Kueue), for the README and closing notes."""
+    import sys
+
+    realtools = sys.modules.get("tests.realtools")
+    timings = getattr(realtools, "TIMINGS", None)
+    if timings:
+        terminalreporter.write_sep("-", "real engine, cluster and Kueue timings (seconds)")
+        for label, seconds in timings.items():
+            terminalreporter.write_line(f"{label:<48} {seconds:>8.1f}")

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from tests.conftest import plan_of, rendered, stack_doc
-from tests.integration.conftest import Engine, resources_in_state
+from tests.realtools import Engine, resources_in_state
 
 
 def _local_config_without_salt() -> str:

@@ -17,7 +17,7 @@ import yaml
 from gpu_platform import conventions as cv
 from gpu_platform.nodes import fake_nodes
 from tests.conftest import plan_of, rendered
-from tests.integration.conftest import Cluster, Engine, resources_in_state
+from tests.realtools import Cluster, Engine, resources_in_state
 
 STACK = "local"
 
