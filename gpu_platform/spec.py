@@ -44,6 +44,17 @@ def _label_value(value: str) -> str:
     return value
 
 
+def _exact_version(value: str) -> str:
+    """A chart version that names one release: `latest` or a range would deploy whatever the repository
+    serves on the day of the next `pulumi up`, so two deploys of one commit could differ."""
+    if not cv.EXACT_VERSION.match(value):
+        raise ValueError(
+            f"{value!r} is not an exact chart version: write {cv.EXACT_VERSION_FORM}; "
+            "'latest', ranges and wildcards are rejected"
+        )
+    return value
+
+
 class Strict(BaseModel):
     """Unknown fields are errors (a typo must not silently become a default); fields are camelCase."""
 
@@ -53,6 +64,8 @@ class Strict(BaseModel):
 class AddonGpuOperator(Strict):
     install: bool = True
     version: str = "v26.7.0"
+
+    _version = field_validator("version")(lambda v: _exact_version(v))
     # On EKS NVIDIA AMIs the driver and container toolkit ship in the image; elsewhere they may not.
     driver: bool = False
     toolkit: bool = False
@@ -67,6 +80,8 @@ class AddonKueue(Strict):
             "ray.io/rayjob", "ray.io/raycluster", "pod", "deployment",
         ]
     )
+
+    _version = field_validator("version")(lambda v: _exact_version(v))
 
 
 class AddonMonitoring(Strict):

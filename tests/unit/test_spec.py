@@ -137,6 +137,9 @@ BAD: list[tuple[str, Callable[[dict], None], str, str]] = [
      "teams[3].preemption", "must be 'Never'"),
     ("pricing unknown type", _set(["pricing"], {"p9.xlarge": 1.0}), "pricing.p9.xlarge", "unknown instance type"),
     ("pool list not a list", _set(["pools"], "h100"), "pools", "valid list"),
+    ("addon version latest", _set(["addons", "kueue", "version"], "latest"), "addons.kueue.version", "MAJOR.MINOR.PATCH"),
+    ("addon version a range", _set(["addons", "gpuOperator", "version"], "~v26.7"), "addons.gpuOperator.version", "not an exact chart version"),
+    ("addon version without patch", _set(["addons", "kueue", "version"], "0.19"), "addons.kueue.version", "not an exact chart version"),
 ]
 
 
