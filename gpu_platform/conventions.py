@@ -19,6 +19,14 @@ WORKLOAD = f"{PREFIX}/workload"
 SHARING = f"{PREFIX}/sharing"
 POOL_LABEL_KEYS: tuple[str, ...] = (POOL, ACCELERATOR, TOPOLOGY, FABRIC, WORKLOAD, SHARING)
 
+# The system pool (cluster.systemPool): CPU nodes for CoreDNS, Kueue, the GPU Operator's controller and
+# the monitoring stack. Its nodes carry this label and no taint, and deliberately no gpu-platform.io/pool
+# label: the pool label means "GPU pool" to the flavors, the node recording rules and the exporter-down
+# alert.
+NODE_ROLE = f"{PREFIX}/node-role"
+SYSTEM_NODE_ROLE = "system"
+SYSTEM_POOL_NAME = "system"
+
 # Tenant labels (namespaces, and the pod labels DCGM exports so GPU metrics carry the team).
 TEAM = f"{PREFIX}/team"
 COST_CENTER = f"{PREFIX}/cost-center"
@@ -232,6 +240,12 @@ def node_group_name(cluster: str, pool: str) -> str:
     return f"{cluster}-{pool}"
 
 
+def system_node_group_name(cluster: str) -> str:
+    """The system pool's node group: named like a GPU pool called `system`, which is why no GPU pool may
+    take that name when there is a system pool."""
+    return node_group_name(cluster, SYSTEM_POOL_NAME)
+
+
 def launch_template_prefix(cluster: str, pool: str) -> str:
     """A prefix, not a name: a pool's launch template is replaced when its instance type changes, and the
     new one must exist before the old one goes (AWS adds a unique suffix)."""
@@ -245,6 +259,18 @@ def placement_group_name(cluster: str, pool: str) -> str:
 def workload_taint_value(workload: str) -> str:
     return workload
 
+
+# EKS add-ons the platform manages (`aws eks describe-addon-versions` names).
+VPC_CNI_ADDON = "vpc-cni"
+# The vpc-cni add-on's configuration key that turns on its network policy agent: without it the VPC CNI
+# stores NetworkPolicies but enforces none (EKS user guide, "Restrict Pod network traffic with Kubernetes
+# network policies", https://docs.aws.amazon.com/eks/latest/userguide/cni-network-policy-configure.html,
+# step "Enable the network policy parameter for the add-on": {"enableNetworkPolicy": "true"}, a string;
+# the same top-level key, default "false", is in aws/eks-charts stable/aws-vpc-cni/values.yaml).
+VPC_CNI_NETWORK_POLICY_KEY = "enableNetworkPolicy"
+# An EKS add-on version: vMAJOR.MINOR.PATCH-eksbuild.N (EKS user guide, managing-vpc-cni.html,
+# "Versions are specified as major-version.minor-version.patch-version-eksbuild.build-number").
+EKS_ADDON_VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)-eksbuild\.\d+$")
 
 # AWS tags: the pool labels become cost-allocation tags under the same keys.
 TAG_PLATFORM = f"{PREFIX}/platform"

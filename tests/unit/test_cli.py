@@ -131,3 +131,10 @@ def test_nodes_match_the_pools(capsys) -> None:
     nodes = json.loads(capsys.readouterr().out)["items"]
     mig = [n for n in nodes if n["metadata"]["labels"]["gpu-platform.io/pool"] == "notebooks"]
     assert len(mig) == 1 and mig[0]["status"]["capacity"]["nvidia.com/mig-1g.10gb"] == "56"
+
+
+def test_check_warns_that_an_existing_cluster_must_enforce_network_policies(capsys) -> None:
+    assert main(["check", "--stack", "local"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if x.startswith("warning:")]
+    assert "'existing'" in line and "enableNetworkPolicy" in line

@@ -7,6 +7,7 @@ renders are the cached runs of the real program from conftest.
 from __future__ import annotations
 
 import base64
+import json
 import copy
 import dataclasses
 import email
@@ -353,3 +354,95 @@ def test_exports_per_pool():
         assert got["capacityGpus"] == pool.max_nodes * catalog.INSTANCE_TYPES[pool.instance_type].gpus
         assert got["labels"] == dict(pool.node_labels)
         assert got["taints"] == [t.to_k8s() for t in pool.taints]
+
+
+# --- The system pool and the VPC CNI add-on (issue 13) ----------------------------------------------
+
+ADDON = "aws:eks/addon:Addon"
+
+
+def test_created_cluster_gets_an_untainted_system_pool_the_add_ons_can_run_on():
+    """Every GPU node group is tainted; without this node group CoreDNS, Kueue, the GPU Operator and the
+    monitoring stack of a cluster created here stay Pending."""
+    r, platform = variant()
+    system = r.one(NODE_GROUP, "np-system")
+    assert system.parent == "node-pools"
+    assert system.inputs["nodeGroupName"] == f"{platform['cluster']['name']}-system"
+    assert system.inputs.get("taints") in (None, []), "system nodes take untainted pods"
+    assert system.inputs["labels"] == {cv.NODE_ROLE: cv.SYSTEM_NODE_ROLE}
+    # Not a GPU pool: no pool label (flavors, node rules and the exporter-down alert read it).
+    assert not set(cv.POOL_LABEL_KEYS) & set(system.inputs["labels"])
+    assert system.inputs["amiType"] == "AL2023_x86_64_STANDARD"
+    assert system.inputs["instanceTypes"] == ["m7i.xlarge"]
+    assert system.inputs["scalingConfig"]["minSize"] >= 1
+    assert system.inputs["subnetIds"] == platform["cluster"]["subnetIds"]
+    assert "np-cluster" in system.options["dependencies"]
+    # Everything Kubernetes-side waits for it: the provider's kubeconfig depends on the node group.
+    (provider,) = r.by_type("pulumi:providers:kubernetes")
+    assert "np-system" in provider.options["dependencies"]
+    for pool in plan_of("staging").pools:
+        assert res_of(r, NODE_GROUP, pool.name).inputs["taints"], f"{pool.name}: GPU pools stay tainted"
+
+
+def res_of(r, type_: str, name: str):
+    return r.one(type_, f"np-{name}")
+
+
+def test_a_created_cluster_passes_the_policy_pack():
+    from policies.gpu_policies.offline import check_resources, format_violations
+
+    r, _ = variant()
+    found = check_resources([x.to_json() for x in r.custom])
+    assert found == [], format_violations(found, "staging, cluster created here")
+
+
+def test_attached_clusters_get_no_system_pool_unless_asked():
+    assert rendered("prod").by_type(NODE_GROUP) and not [x for x in rendered("prod").by_type(NODE_GROUP) if x.name == "np-system"]
+    from gpu_platform.plan import build_plan
+    from gpu_platform.spec import load_platform
+
+    raw = copy.deepcopy(stack_doc("prod")["config"]["gpu-platform:platform"])
+    raw["cluster"]["systemPool"] = {"instanceType": "m6i.2xlarge", "min": 3, "max": 6}
+    sp = build_plan(load_platform(raw)).cluster.system_pool
+    assert (sp.instance_type, sp.min_nodes, sp.desired_nodes, sp.max_nodes) == ("m6i.2xlarge", 3, 3, 6)
+
+
+def vpc_cni_values() -> dict[str, Any]:
+    from tests.chart_values import chart_defaults
+
+    return chart_defaults("aws-vpc-cni-1.22.4-values.yaml")
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_eks_stacks_turn_on_the_vpc_cni_network_policy_agent(stack: str):
+    """Without `enableNetworkPolicy` the VPC CNI enforces no NetworkPolicy: the tenants' default-deny
+    would be stored and do nothing."""
+    from tests.chart_values import unknown_keys
+
+    r = rendered(stack)
+    addon = r.one(ADDON, "np-vpc-cni")
+    assert addon.inputs["addonName"] == "vpc-cni"
+    assert addon.inputs["clusterName"] == plan_of(stack).cluster.name
+    config = json.loads(addon.inputs["configurationValues"])
+    # A string, as the add-on schema and the chart default ("false") spell it.
+    assert config == {"enableNetworkPolicy": "true"}
+    assert unknown_keys(config, vpc_cni_values()) == []
+    assert vpc_cni_values()["enableNetworkPolicy"] == "false", "the chart's default is off: the setting matters"
+    assert addon.inputs["resolveConflictsOnCreate"] == "OVERWRITE"
+    assert "addonVersion" not in addon.inputs, "no version given: EKS keeps (or picks) the cluster's"
+    # Nodes come up with the agent: every node group waits for the add-on.
+    for ng in r.by_type(NODE_GROUP):
+        assert "np-vpc-cni" in ng.options["dependencies"], ng.name
+
+
+def test_existing_clusters_and_unmanaged_cni_get_a_warning_instead():
+    from gpu_platform.plan import build_plan
+    from gpu_platform.spec import load_platform
+
+    assert rendered("local").by_type(ADDON) == []
+    assert any("enableNetworkPolicy" in w and "'existing'" in w for w in plan_of("local").warnings)
+    raw = copy.deepcopy(stack_doc("prod")["config"]["gpu-platform:platform"])
+    raw["addons"]["vpcCni"] = {"manage": False}
+    plan = build_plan(load_platform(raw))
+    assert not plan.cluster.manage_vpc_cni
+    assert any(w.startswith("addons.vpcCni.manage is false") for w in plan.warnings)
