@@ -18,6 +18,8 @@ FABRIC = f"{PREFIX}/fabric"
 WORKLOAD = f"{PREFIX}/workload"
 SHARING = f"{PREFIX}/sharing"
 POOL_LABEL_KEYS: tuple[str, ...] = (POOL, ACCELERATOR, TOPOLOGY, FABRIC, WORKLOAD, SHARING)
+# The FABRIC value of EFA pools (spec pools[].fabric), which the EFA device plugin selects nodes by.
+FABRIC_EFA = "efa"
 
 # The system pool (cluster.systemPool): CPU nodes for CoreDNS, Kueue, the GPU Operator's controller and
 # the monitoring stack. Its nodes carry this label and no taint, and deliberately no gpu-platform.io/pool
@@ -260,6 +262,11 @@ def workload_taint_value(workload: str) -> str:
     return workload
 
 
+# The AWS EFA device plugin's Helm release (its DaemonSet is named after it) and namespace: kube-system, as
+# the chart's README installs it (aws/eks-charts stable/aws-efa-k8s-device-plugin/README.md).
+EFA_DEVICE_PLUGIN_RELEASE_NAME = "aws-efa-k8s-device-plugin"
+EFA_DEVICE_PLUGIN_NAMESPACE = "kube-system"
+
 # EKS add-ons the platform manages (`aws eks describe-addon-versions` names).
 VPC_CNI_ADDON = "vpc-cni"
 # The vpc-cni add-on's configuration key that turns on its network policy agent: without it the VPC CNI
@@ -280,7 +287,7 @@ TAG_CLUSTER = f"{PREFIX}/cluster"
 # Tenancy: the objects in every tenant namespace and the cluster roles the platform makes.
 # The API server sets this label on every namespace (kubernetes.io/docs/reference/labels-annotations-taints).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
-KUBE_SYSTEM_NAMESPACE = "kube-system"
+KUBE_SYSTEM_NAMESPACE = EFA_DEVICE_PLUGIN_NAMESPACE
 # CoreDNS pods carry k8s-app=kube-dns on EKS and kubeadm clusters (the EKS coredns add-on keeps the label).
 DNS_POD_LABELS: dict[str, str] = {"k8s-app": "kube-dns"}
 DNS_PORT = 53

@@ -87,7 +87,10 @@ def test_every_pool_gets_exactly_its_node_group_and_launch_template():
         assert ng.inputs["nodeRepairConfig"] == {"enabled": True}
 
 
-def test_efa_interface_counts_equal_the_catalog():
+def test_efa_interfaces_follow_the_current_aws_multi_card_layout():
+    """EC2 user guide, efa-acc-inst-types.html (P5/P5e and P6-B200 "use case 1"): primary ENA interface on
+    card 0 device 0, EFA-only on card 0 device 1, EFA-only on device 0 of every other card: one EFA device
+    per network card, the count the EFA device plugin then advertises."""
     plan = plan_of("prod")
     efa_pools = [p for p in plan.pools if p.fabric == "efa"]
     assert efa_pools, "prod must exercise EFA"
@@ -97,17 +100,32 @@ def test_efa_interface_counts_equal_the_catalog():
         interfaces = lt.inputs.get("networkInterfaces")
         if pool.fabric != "efa":
             assert interfaces is None, f"{pool.name}: ethernet pools keep EKS's default interface"
+            assert pool.efa_interfaces == 0
             continue
-        assert len(interfaces) == it.network_cards, pool.name
-        assert [i["networkCardIndex"] for i in interfaces] == list(range(it.network_cards))
-        first, *rest = interfaces
-        assert (first["interfaceType"], first["deviceIndex"]) == ("efa", 0)
-        secondary = "efa-only" if it.efa_only_interfaces else "efa"
-        assert all((i["interfaceType"], i["deviceIndex"]) == (secondary, 1) for i in rest), pool.name
+        assert it.efa_only_interfaces, "every catalog EFA type supports EFA-only interfaces"
+        layout = [(i["networkCardIndex"], i["deviceIndex"], i["interfaceType"]) for i in interfaces]
+        assert layout[:2] == [(0, 0, "interface"), (0, 1, "efa-only")], pool.name
+        assert layout[2:] == [(card, 0, "efa-only") for card in range(1, it.network_cards)], pool.name
+        efa_devices = sum(kind in ("efa", "efa-only") for _, _, kind in layout)
+        assert efa_devices == it.network_cards == pool.efa_interfaces, pool.name
+        assert len({(card, device) for card, device, _ in layout}) == len(layout), "no slot used twice"
         # EKS drops its cluster security group once a template names any: every interface carries one.
         groups = {tuple(i["securityGroups"]) for i in interfaces}
         assert len(groups) == 1 and all(groups.pop()), pool.name
         assert all("subnetId" not in i for i in interfaces), "EKS forbids subnets in template interfaces"
+    # p5.48xlarge: 32 cards, so 32 EFA devices and 33 interfaces (the ENA primary besides).
+    h100 = next(p for p in efa_pools if p.instance_type == "p5.48xlarge")
+    assert h100.efa_interfaces == 32
+    assert len(res("prod", LAUNCH_TEMPLATE, h100.name).inputs["networkInterfaces"]) == 33
+
+
+def test_without_efa_only_support_the_primary_is_efa_with_ena():
+    from components.node_pools import efa_interface_layout
+
+    pool = dataclasses.replace(next(p for p in plan_of("prod").pools if p.fabric == "efa"), efa_only_interfaces=False)
+    layout = efa_interface_layout(pool)
+    assert layout[0] == (0, 0, "efa") and all(kind == "efa" and device == 1 for _, device, kind in layout[1:])
+    assert len(layout) == pool.efa_interfaces
 
 
 def test_capacity_block_and_reservation_wiring():
