@@ -46,6 +46,11 @@ DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 
 # Kueue.
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+# Pod labels that attribute a GPU's metrics to a team and a queue. dcgm-exporter copies them onto GPU
+# series only without KUBERNETES_VIRTUAL_GPUS; the recording rules join them from kube-state-metrics'
+# kube_pod_labels in every mode (components/alerts.py).
+GPU_METRIC_POD_LABELS: tuple[str, ...] = (TEAM, QUEUE_NAME_LABEL)
+
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
 LOCAL_QUEUE_NAME = "default"
