@@ -1,4 +1,4 @@
-"""`python -m gpu_platform validate | plan | render | check | nodes`.
+"""`python -m gpu_platform validate | plan | render | check | nodes | plugins`.
 
 Exit codes: 0 ok, 1 policy violations (check), 2 invalid input (bad config, bad YAML, missing file).
 No traceback reaches the user for any bad input: every error names the file or config path.
@@ -252,6 +252,34 @@ def cmd_nodes(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# The Pulumi packages whose provider plugins a stack's program loads: Kubernetes always, AWS where node
+# pools are made (cluster.provider eks).
+KUBERNETES_PACKAGE = "pulumi_kubernetes"
+AWS_PACKAGE = "pulumi_aws"
+
+
+def plugin_of(package: str) -> tuple[str, str, str]:
+    """(kind, name, version) of the provider plugin an installed Pulumi package asks the engine for: its
+    pulumi-plugin.json, which is exactly what the engine reads (so the version is the requirements.txt pin
+    installed in the virtualenv, never a second copy of it). Read without importing the package."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(package)
+    except metadata.PackageNotFoundError:
+        raise InputError(f"{package} is not installed in this Python: run `make venv`") from None
+    data = json.loads(Path(str(dist.locate_file(f"{package}/pulumi-plugin.json"))).read_text())
+    return ("resource" if data.get("resource") else "language", data["name"], data["version"])
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    _, plan = load_plan(args.stack, None)
+    packages = [KUBERNETES_PACKAGE] + ([AWS_PACKAGE] if plan.cluster.provider == "eks" else [])
+    for package in packages:
+        print(" ".join(plugin_of(package)))
+    return EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m gpu_platform", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -281,6 +309,9 @@ def parser() -> argparse.ArgumentParser:
     n = sub.add_parser("nodes", help="fake Node objects for a stack's pools (local API server)")
     n.add_argument("--stack", required=True)
     n.set_defaults(func=cmd_nodes)
+    pg = sub.add_parser("plugins", help="the provider plugins (kind name version) a stack's program needs")
+    pg.add_argument("--stack", required=True)
+    pg.set_defaults(func=cmd_plugins)
     return p
 
 
