@@ -92,6 +92,7 @@ def plan_data(plan: Plan) -> dict[str, Any]:
             "resource": p.resource_name,
             "sharing": _sharing(p),
             "fabric": p.fabric,
+            "efaDevicesPerNode": p.efa_interfaces,
             "capacityType": p.capacity_type,
             "usdPerHourMax": p.usd_per_hour_max,
             "allocated": allocated,
@@ -119,6 +120,10 @@ def plan_data(plan: Plan) -> dict[str, Any]:
         "cluster": plan.cluster.name,
         "provider": plan.cluster.provider,
         "migStrategy": plan.mig_strategy,
+        "systemPool": None if (sp := plan.cluster.system_pool) is None else {
+            "nodeGroup": sp.node_group_name, "instanceType": sp.instance_type, "nodes": f"{sp.min_nodes}-{sp.max_nodes}"},
+        "vpcCniNetworkPolicy": plan.cluster.manage_vpc_cni,
+        "efaDevicePlugin": plan.installs_efa_device_plugin,
         "pools": pools,
         "teams": teams,
         "cohorts": [{"name": c.name, "parent": c.parent} for c in plan.cohorts],
@@ -147,12 +152,16 @@ def format_plan(plan: Plan, fmt: str, title: str) -> str:
     parts = [
         (f"## gpu-platform plan: `{title}`" if md else f"gpu-platform plan: {title}")
         + f"\n\nenvironment {plan.environment}, cluster {plan.cluster.name} ({plan.cluster.provider}), "
-        f"MIG strategy {plan.mig_strategy}, max ${data['usdPerHourMax']:,.2f}/h",
+        f"MIG strategy {plan.mig_strategy}, max ${data['usdPerHourMax']:,.2f}/h"
+        + (f"; system pool {data['systemPool']['instanceType']} x {data['systemPool']['nodes']}" if data["systemPool"] else "")
+        + ("; vpc-cni add-on with network policy" if data["vpcCniNetworkPolicy"] else "")
+        + ("; EFA device plugin" if data["efaDevicePlugin"] else ""),
         h("Pools"),
         _table(
             ["pool", "accelerator", "instance type", "nodes", "GPUs", "units", "sharing", "fabric", "capacity", "$/h max"],
             [[p["name"], p["accelerator"], p["instanceType"], p["nodes"], p["gpus"], f"{p['units']} {p['resource']}",
-              p["sharing"], p["fabric"], p["capacityType"], f"{p['usdPerHourMax']:,.2f}"] for p in data["pools"]],
+              p["sharing"], p["fabric"] + (f" ({p['efaDevicesPerNode']}/node)" if p["efaDevicesPerNode"] else ""),
+              p["capacityType"], f"{p['usdPerHourMax']:,.2f}"] for p in data["pools"]],
             md,
         ),
         h("Teams by pool"),

@@ -141,3 +141,15 @@ def test_check_warns_that_an_existing_cluster_must_enforce_network_policies(caps
     out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if x.startswith("warning:")]
     assert "'existing'" in line and "enableNetworkPolicy" in line
+
+
+def test_plan_shows_what_the_stack_manages_on_a_real_cluster(capsys) -> None:
+    assert main(["plan", "--stack", "prod", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["vpcCniNetworkPolicy"] is True and data["efaDevicePlugin"] is True
+    assert data["systemPool"] is None, "prod attaches to a cluster that has its own system nodes"
+    per_node = {p["name"]: p["efaDevicesPerNode"] for p in data["pools"]}
+    assert per_node["h100-train"] == 32 and per_node["l40s-infer"] == 0
+    assert main(["plan", "--stack", "local", "--format", "json"]) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert local["vpcCniNetworkPolicy"] is False and local["efaDevicePlugin"] is False
