@@ -64,9 +64,10 @@ CLUSTER_ROLE_POLICY = aws.iam.ManagedPolicy.AMAZON_EKS_CLUSTER_POLICY
 
 MIME_BOUNDARY = "==GPU-PLATFORM=="
 
-# CreateAddon/UpdateAddon resolveConflicts. A cluster created here starts with the self-managed aws-node
-# EKS bootstraps; OVERWRITE lets the managed add-on take its fields over, and keeps the platform's
-# configuration authoritative on later updates (EKS API reference, CreateAddon.resolveConflicts).
+# CreateAddon/UpdateAddon resolveConflicts. A cluster created here starts with a self-managed aws-node
+# (EKS API reference, CreateCluster.bootstrapSelfManagedAddons, default true: the unmanaged vpc-cni,
+# kube-proxy and CoreDNS are installed at creation); OVERWRITE lets the managed add-on take its fields
+# over, and keeps the platform's configuration authoritative on later updates (CreateAddon.resolveConflicts).
 ADDON_RESOLVE_CONFLICTS = "OVERWRITE"
 
 
