@@ -289,3 +289,16 @@ def test_gpu_series_are_attributed_from_kube_state_metrics_in_every_exporter_mod
     # Recorded before it is read, in the same group (rules of a group run in order).
     order = list(rules)
     assert order.index(alerts.POD_ATTRIBUTION) < order.index(alerts.GPU_ACTIVE)
+
+
+def test_dashboards_count_a_shared_gpu_once() -> None:
+    """With virtual GPUs a time-sliced GPU's series come once per pod using it: a per-node or per-pool sum or
+    average of raw DCGM series collapses them per device first. The per-team memory panel is the one place a
+    shared GPU counts for each of its teams, on purpose (its description says so)."""
+    per_team = 'sum by (team) (DCGM_FI_DEV_FB_USED * on (namespace)'
+    for d in dashboards.dashboards(plan_of("prod")):
+        for expr in d.expressions:
+            if "DCGM_" not in expr or not re.search(r"\b(sum|avg) by \((node|pool)", expr):
+                continue
+            assert f"max by ({dashboards.DEVICE}" in expr, f"{d.uid}: {expr}"
+    assert any(per_team in e for d in dashboards.dashboards(plan_of("prod")) for e in d.expressions)
