@@ -7,6 +7,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(shell scripts/toolchain --print-path 2>/dev/null || echo $(HOME)/.cache/gpu-platform/bin):$(PATH)
 
+# The Go-built tool chain (scripts/toolchain) is what the local stack runs on (its local API server) and
+# the fallback where nothing can be downloaded (GPU_PLATFORM_OFFLINE=1). Other stacks on a connected
+# machine run the official Pulumi CLI, and scripts/pulumi-env installs their provider plugins.
+ENGINE := $(if $(filter local,$(STACK)),toolchain,$(if $(filter 1,$(GPU_PLATFORM_OFFLINE)),toolchain,))
+
 .PHONY: help venv toolchain validate plan render check test test-unit test-integration preview up down refresh cluster-start cluster-stop bench clean
 
 help:  ## list targets
@@ -40,16 +45,16 @@ test-unit: venv  ## spec, plan, components under mocks, policy pack (fast, no en
 test: venv toolchain  ## every test layer, including the real engine and the local API server
 	$(PY) -m pytest -q tests
 
-preview: venv toolchain  ## real `pulumi preview` of STACK with the policy pack
+preview: venv $(ENGINE)  ## real `pulumi preview` of STACK with the policy pack
 	scripts/pulumi-env $(STACK) preview --policy-pack policies --diff
 
-up: venv toolchain  ## deploy STACK (local: onto the local API server)
+up: venv $(ENGINE)  ## deploy STACK (local: onto the local API server)
 	scripts/pulumi-env $(STACK) up
 
-down: venv toolchain  ## destroy STACK (local: and stop the local API server)
+down: venv $(ENGINE)  ## destroy STACK (local: and stop the local API server)
 	scripts/pulumi-env $(STACK) down
 
-refresh: venv toolchain
+refresh: venv $(ENGINE)
 	scripts/pulumi-env $(STACK) refresh
 
 cluster-start: toolchain  ## start the local API server

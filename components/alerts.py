@@ -8,8 +8,8 @@ Where the series come from (and the label names they carry):
 - dcgm-exporter, scraped through the GPU Operator's ServiceMonitor, which we configure with
   `honorLabels: true` (a GPU's workload keeps its own `namespace`/`pod` labels) and a relabeling that copies
   the target's node name into `node` (see gpu_operator.py). Metric names are DCGM field names.
-- kube-state-metrics: `kube_node_labels` (needs `--metric-labels-allowlist=nodes=[gpu-platform.io/pool]`,
-  documented in docs/monitoring.md) and `kube_node_status_allocatable`.
+- kube-state-metrics: `kube_node_labels`, `kube_pod_labels` (both need KSM_METRIC_LABELS_ALLOWLIST below,
+  documented in the README's "What the monitoring stack needs") and `kube_node_status_allocatable`.
 - Kueue (ClusterQueue metrics; the resource ones need Kueue's `metrics.enableClusterQueueResources`).
 - The plan itself: static "info" series (`vector(1)` with labels) that map namespace -> team,
   ClusterQueue -> team, flavor -> pool and record each pool's units per node. They let alerts speak in
@@ -54,6 +54,15 @@ def regex_union(values: list[str]) -> str:
 
 
 POOL_NODE_LABEL = ksm_label(cv.POOL)
+# The pod labels that attribute a GPU to a team and a queue, as dcgm-exporter names them on its series
+# (gpu_platform_io_team, kueue_x_k8s_io_queue_name) and as kube-state-metrics exports them (label_...).
+ATTRIBUTION_LABELS: tuple[str, ...] = tuple(prom_label(k) for k in cv.GPU_METRIC_POD_LABELS)
+# kube-state-metrics' --metric-labels-allowlist (kube-prometheus-stack value
+# kube-state-metrics.metricLabelsAllowlist): the node pool label and the attribution pod labels.
+KSM_METRIC_LABELS_ALLOWLIST: tuple[str, ...] = (
+    f"nodes=[{cv.POOL}]",
+    f"pods=[{','.join(cv.GPU_METRIC_POD_LABELS)}]",
+)
 # dcgm-exporter's Service carries app=nvidia-dcgm-exporter and the operator's ServiceMonitor sets
 # `jobLabel: app` (gpu-operator assets/state-dcgm-exporter/0500_service_monitor.yaml), so that is the job.
 DCGM_JOB = "nvidia-dcgm-exporter"
@@ -73,6 +82,7 @@ POOL_CAPACITY_UNITS = "gpu_platform:pool_capacity_units"
 TEAM_POOL_NOMINAL_UNITS = "gpu_platform:team_pool_nominal_units"
 NODE_POOL = "gpu_platform:node_pool:info"
 NODE_EXPECTED_UNITS = "gpu_platform:node_expected_gpu_units"
+POD_ATTRIBUTION = "gpu_platform:pod_attribution:info"
 GPU_ACTIVE = "gpu_platform:gpu_engine_active:ratio"
 ALLOCATED_GPU_ACTIVE = "gpu_platform:allocated_gpu_engine_active:ratio"
 POOL_UTILIZATION = "gpu_platform:pool_gpu_engine_active:avg"
@@ -222,6 +232,26 @@ def plan_rules(plan: Plan) -> Group:
     return Group("gpu-platform.plan", tuple(rules))
 
 
+def pod_attribution_expr() -> str:
+    """Per pod, its team and queue labels under the names dcgm-exporter gives them, from kube-state-metrics:
+    only pods carrying at least one of them (so an unlabelled pod falls through `with_attribution`)."""
+    ksm = [ksm_label(k) for k in cv.GPU_METRIC_POD_LABELS]
+    expr = " or ".join(f'kube_pod_labels{{{k}!=""}}' for k in ksm)
+    for name, source in zip(ATTRIBUTION_LABELS, ksm):
+        expr = f'label_replace({expr}, "{name}", "$1", "{source}", "(.+)")'
+    return f"max by (namespace, pod, {', '.join(ATTRIBUTION_LABELS)}) ({expr})"
+
+
+def with_attribution(expr: str) -> str:
+    """`expr` (GPU series with the workload pod's namespace/pod) carrying the pod's team and queue labels
+    whatever dcgm-exporter's mode: joined from POD_ATTRIBUTION where kube-state-metrics knows the pod's
+    labels, the series as the exporter sent it (with the labels it copied itself, or none) where not.
+    Under KUBERNETES_VIRTUAL_GPUS the exporter copies no pod label at all (gpu_operator.dcgm_exporter_env)."""
+    labels = ", ".join(ATTRIBUTION_LABELS)
+    return (f"(({expr}) * on (namespace, pod) group_left ({labels}) {POD_ATTRIBUTION}) "
+            f"or (({expr}) unless on (namespace, pod) {POD_ATTRIBUTION})")
+
+
 def recording_rules(plan: Plan) -> Group:
     """GPU allocation and utilization per team and per pool (dashboards and alerts read these)."""
     kueue_gpu = regex_union(list(plan.gpu_resource_names))
@@ -230,11 +260,13 @@ def recording_rules(plan: Plan) -> Group:
         Record(NODE_POOL, f'max by (node, pool) (label_replace(kube_node_labels{{{POOL_NODE_LABEL}!=""}}, '
                           f'"pool", "$1", "{POOL_NODE_LABEL}", "(.+)"))'),
         Record(NODE_EXPECTED_UNITS, f"{NODE_POOL} * on (pool) group_left (resource) {POOL_UNITS_PER_NODE}"),
-        Record(GPU_ACTIVE, f"DCGM_FI_PROF_GR_ENGINE_ACTIVE * on (node) group_left (pool) {NODE_POOL}"),
+        Record(POD_ATTRIBUTION, pod_attribution_expr()),
+        Record(GPU_ACTIVE, with_attribution(f"DCGM_FI_PROF_GR_ENGINE_ACTIVE * on (node) group_left (pool) {NODE_POOL}")),
         # A GPU is allocated to a team when dcgm-exporter attributes it to a pod in one of the team's
         # namespaces; unallocated GPUs keep the exporter's own namespace and drop out of the join.
         Record(ALLOCATED_GPU_ACTIVE, f"{GPU_ACTIVE} * on (namespace) group_left (team) {NAMESPACE_TEAM}"),
-        Record(POOL_UTILIZATION, f"avg by (pool) ({GPU_ACTIVE})"),
+        # Each GPU (or MIG instance) once: with virtual GPUs a time-sliced GPU has one series per pod.
+        Record(POOL_UTILIZATION, f"avg by (pool) (max by (node, pool, UUID, GPU_I_ID) ({GPU_ACTIVE}))"),
         Record(TEAM_POOL_UTILIZATION, f"avg by (team, pool) ({ALLOCATED_GPU_ACTIVE})"),
         Record(TEAM_UTILIZATION, f"avg by (team) ({ALLOCATED_GPU_ACTIVE})"),
         # Allocation is what Kueue admitted: usage per ClusterQueue (team) and flavor (pool), in pool units.

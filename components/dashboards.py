@@ -26,6 +26,17 @@ PANEL_WIDTH = 12
 PANEL_HEIGHT = 8
 
 
+# The labels that name one GPU or MIG instance on a DCGM series. With dcgm-exporter's virtual GPUs (any
+# time-sliced pool) a device has one copy of each series per pod using it (NVIDIA/dcgm-exporter
+# internal/pkg/transformation/kubernetes.go), so a sum over series counts a shared GPU once per pod.
+DEVICE = "node, gpu, UUID, GPU_I_ID"
+
+
+def per_device(expr: str, extra: str = "") -> str:
+    """`expr` with one series per GPU or MIG instance (the pods' copies collapsed), to sum or average."""
+    return f"max by ({DEVICE}{', ' + extra if extra else ''}) ({expr})"
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     expr: str
@@ -132,11 +143,12 @@ def fleet(plan: Plan) -> Dashboard:
                           "{{team}} / {{pool}}"),)),
             Panel("SM and memory activity by pool", "Streaming-multiprocessor and DRAM activity: how hard the GPUs "
                   "that are busy are actually worked.",
-                  (Target("avg by (pool) (DCGM_FI_PROF_SM_ACTIVE * on (node) group_left (pool) "
-                          f"{a.NODE_POOL}{pool})", "{{pool}} SM"),
-                   Target("avg by (pool) (DCGM_FI_PROF_DRAM_ACTIVE * on (node) group_left (pool) "
-                          f"{a.NODE_POOL}{pool})", "{{pool}} DRAM")), unit="percentunit"),
-            Panel("Framebuffer memory used by team", "GPU memory held by each team's pods.",
+                  (Target(f"avg by (pool) ({per_device('DCGM_FI_PROF_SM_ACTIVE * on (node) group_left (pool) ' + a.NODE_POOL + pool, 'pool')})",
+                          "{{pool}} SM"),
+                   Target(f"avg by (pool) ({per_device('DCGM_FI_PROF_DRAM_ACTIVE * on (node) group_left (pool) ' + a.NODE_POOL + pool, 'pool')})",
+                          "{{pool}} DRAM")), unit="percentunit"),
+            Panel("Framebuffer memory used by team", "GPU memory held by each team's pods (a time-sliced GPU's "
+                  "memory counts in full for every team using it: the exporter cannot split it).",
                   (Target("sum by (team) (DCGM_FI_DEV_FB_USED * on (namespace) group_left (team) "
                           f'{a.NAMESPACE_TEAM}{{team=~"$team"}})', "{{team}}"),), unit="mbytes"),
         ),
@@ -190,10 +202,13 @@ def health(plan: Plan) -> Dashboard:
         variables=(("node", f"label_values({a.NODE_POOL}, node)"),),
         panels=(
             Panel("XID errors (5 min window)", "XIDs reported by the driver, by code. 48, 63, 64, 74, 79, 94 and 95 alert.",
-                  (Target(f"sum by (node, gpu, xid) (DCGM_EXP_XID_ERRORS_COUNT{sel})", "{{node}} GPU {{gpu}} XID {{xid}}"),)),
+                  (Target(f"sum by (node, gpu, xid) ({per_device(f'DCGM_EXP_XID_ERRORS_COUNT{sel}', 'xid')})",
+                          "{{node}} GPU {{gpu}} XID {{xid}}"),)),
             Panel("ECC errors per hour", "Single-bit (corrected) and double-bit (uncorrectable) volatile ECC errors.",
-                  (Target(f"sum by (node, gpu) (increase(DCGM_FI_DEV_ECC_SBE_VOL_TOTAL{sel}[1h]))", "{{node}} GPU {{gpu}} SBE"),
-                   Target(f"sum by (node, gpu) (increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{sel}[1h]))", "{{node}} GPU {{gpu}} DBE"))),
+                  (Target(f"sum by (node, gpu) ({per_device(f'increase(DCGM_FI_DEV_ECC_SBE_VOL_TOTAL{sel}[1h])')})",
+                          "{{node}} GPU {{gpu}} SBE"),
+                   Target(f"sum by (node, gpu) ({per_device(f'increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{sel}[1h])')})",
+                          "{{node}} GPU {{gpu}} DBE"))),
             Panel("Remapped rows", "Rows remapped for correctable and uncorrectable errors, and remap failures (1 = failed).",
                   (Target(f"max by (node, gpu) (DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS{sel})", "{{node}} GPU {{gpu}} correctable"),
                    Target(f"max by (node, gpu) (DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{sel})", "{{node}} GPU {{gpu}} uncorrectable"),
@@ -209,15 +224,18 @@ def health(plan: Plan) -> Dashboard:
             Panel("Power draw", "Board power.",
                   (Target(f"max by (node, gpu) (DCGM_FI_DEV_POWER_USAGE{sel})", "{{node}} GPU {{gpu}}"),), unit="watt"),
             Panel("NVLink errors per hour", "Recovery, replay and CRC errors on the GPU's NVLinks.",
-                  tuple(Target(f"sum by (node, gpu) (increase(DCGM_FI_DEV_NVLINK_{m}_COUNT_TOTAL{sel}[1h]))",
+                  tuple(Target(f"sum by (node, gpu) ({per_device(f'increase(DCGM_FI_DEV_NVLINK_{m}_COUNT_TOTAL{sel}[1h])')})",
                                f"{{{{node}}}} GPU {{{{gpu}}}} {m.lower()}")
                         for m in ("RECOVERY_ERROR", "REPLAY_ERROR", "CRC_DATA_ERROR", "CRC_FLIT_ERROR"))),
             Panel("NVLink and PCIe throughput", "Bytes per second over NVLink and PCIe (transmit + receive).",
-                  (Target(f"sum by (node) (DCGM_FI_PROF_NVLINK_TX_BYTES{sel} + DCGM_FI_PROF_NVLINK_RX_BYTES{sel})", "{{node}} NVLink"),
-                   Target(f"sum by (node) (DCGM_FI_PROF_PCIE_TX_BYTES{sel} + DCGM_FI_PROF_PCIE_RX_BYTES{sel})", "{{node}} PCIe")),
+                  (Target(f"sum by (node) ({per_device(f'DCGM_FI_PROF_NVLINK_TX_BYTES{sel} + DCGM_FI_PROF_NVLINK_RX_BYTES{sel}')})",
+                          "{{node}} NVLink"),
+                   Target(f"sum by (node) ({per_device(f'DCGM_FI_PROF_PCIE_TX_BYTES{sel} + DCGM_FI_PROF_PCIE_RX_BYTES{sel}')})",
+                          "{{node}} PCIe")),
                   unit="Bps"),
             Panel("PCIe replays per hour", "Link-level retries on the GPU's PCIe link; a rising count is a failing link.",
-                  (Target(f"sum by (node, gpu) (increase(DCGM_FI_DEV_PCIE_REPLAY_COUNTER{sel}[1h]))", "{{node}} GPU {{gpu}}"),)),
+                  (Target(f"sum by (node, gpu) ({per_device(f'increase(DCGM_FI_DEV_PCIE_REPLAY_COUNTER{sel}[1h])')})",
+                          "{{node}} GPU {{gpu}}"),)),
             Panel("GPU nodes: expected against allocatable units", "What each node's pool says it should advertise, and what it does.",
                   (Target(f"{a.NODE_EXPECTED_UNITS}{sel}", "{{node}} expected {{resource}}"),
                    Target(f"max by (node, resource) (kube_node_status_allocatable{sel} and on (node, resource) {a.NODE_EXPECTED_UNITS})",
@@ -225,8 +243,8 @@ def health(plan: Plan) -> Dashboard:
             Panel("dcgm-exporter targets up", "1 per GPU node whose exporter is scraped.",
                   (Target(f'max by (node) (up{{job="{a.DCGM_JOB}", node=~"$node"}})', "{{node}}"),)),
             Panel("Framebuffer memory", "Used and free GPU memory.",
-                  (Target(f"sum by (node) (DCGM_FI_DEV_FB_USED{sel})", "{{node}} used"),
-                   Target(f"sum by (node) (DCGM_FI_DEV_FB_FREE{sel})", "{{node}} free")), unit="mbytes"),
+                  (Target(f"sum by (node) ({per_device(f'DCGM_FI_DEV_FB_USED{sel}')})", "{{node}} used"),
+                   Target(f"sum by (node) ({per_device(f'DCGM_FI_DEV_FB_FREE{sel}')})", "{{node}} free")), unit="mbytes"),
         ),
     )
 

@@ -117,14 +117,22 @@ def operand_tolerations(plan: Plan) -> list[dict[str, str]]:
 
 def pod_label_allowlist() -> list[str]:
     """Anchored regexes (RE2) for the pod labels dcgm-exporter copies onto GPU metrics: the team and the
-    Kueue queue, so utilization is attributable without keeping every pod label (cardinality)."""
-    return ["^" + key.replace(".", "\\.") + "$" for key in (cv.TEAM, cv.QUEUE_NAME_LABEL)]
+    Kueue queue, so utilization is attributable without keeping every pod label (cardinality). It copies
+    them only when KUBERNETES_VIRTUAL_GPUS is off (below): the recording rules do not rely on it."""
+    return ["^" + key.replace(".", "\\.") + "$" for key in cv.GPU_METRIC_POD_LABELS]
 
 
 def dcgm_exporter_env(plan: Plan) -> list[dict[str, str]]:
     """dcgm-exporter maps GPUs to pods only for `nvidia.com/gpu` and `nvidia.com/mig-*` unless told other
     resource names (NVIDIA_RESOURCE_NAMES, dcgm-exporter >= 3.3.7); time-sliced GPUs shared by several pods
-    are attributed to each of them with KUBERNETES_VIRTUAL_GPUS (dcgm-exporter pkg/cmd/app.go flags)."""
+    are attributed to each of them with KUBERNETES_VIRTUAL_GPUS (dcgm-exporter pkg/cmd/app.go flags).
+
+    The setting is one env var of one DaemonSet, so it holds for every pool, and in that mode the exporter
+    copies no pod label: NVIDIA/dcgm-exporter internal/pkg/transformation/kubernetes.go, PodMapper.Process,
+    sets only pod/namespace/container (and vgpu) on each pod's copy of a GPU series, while the
+    non-virtual path also copies PodInfo.Labels. Without it a shared GPU is attributed to one of its
+    pods only (toDeviceToPod keeps one pod per device). So the mode stays, and team and queue attribution
+    comes from the recording rules (alerts.POD_ATTRIBUTION, joined from kube-state-metrics)."""
     extra = sorted({p.resource_name for p in plan.pools
                     if p.resource_name != cv.GPU_RESOURCE and not p.resource_name.startswith(cv.MIG_RESOURCE_PREFIX)})
     env: list[dict[str, str]] = []

@@ -17,7 +17,7 @@ import pulumi_aws as aws
 import yaml
 
 from gpu_platform import conventions as cv
-from gpu_platform.plan import ClusterPlan, Plan, PoolPlan
+from gpu_platform.plan import NODE_UPDATE_MAX_UNAVAILABLE, ClusterPlan, Plan, PoolPlan, SystemPoolPlan
 
 # --- How AWS spells what the plan decided -------------------------------------------------------------
 
@@ -63,6 +63,17 @@ NODE_ROLE_POLICIES: dict[str, str] = {
 CLUSTER_ROLE_POLICY = aws.iam.ManagedPolicy.AMAZON_EKS_CLUSTER_POLICY
 
 MIME_BOUNDARY = "==GPU-PLATFORM=="
+
+# CreateAddon/UpdateAddon resolveConflicts. A cluster created here starts with a self-managed aws-node
+# (EKS API reference, CreateCluster.bootstrapSelfManagedAddons, default true: the unmanaged vpc-cni,
+# kube-proxy and CoreDNS are installed at creation); OVERWRITE lets the managed add-on take its fields
+# over, and keeps the platform's configuration authoritative on later updates (CreateAddon.resolveConflicts).
+ADDON_RESOLVE_CONFLICTS = "OVERWRITE"
+
+
+def vpc_cni_configuration() -> str:
+    """The vpc-cni add-on's configurationValues: the network policy agent on, nothing else changed."""
+    return json.dumps({cv.VPC_CNI_NETWORK_POLICY_KEY: "true"}, sort_keys=True)
 
 
 def _trust_policy(service: str) -> str:
@@ -122,27 +133,50 @@ def user_data(pool: PoolPlan) -> str | None:
     return base64.b64encode(text.encode()).decode() if text is not None else None
 
 
+# EC2 launch template NetworkInterfaces[].InterfaceType values.
+ENA = "interface"
+EFA_WITH_ENA = "efa"
+EFA_ONLY = "efa-only"
+
+
+def efa_interface_layout(pool: PoolPlan) -> list[tuple[int, int, str]]:
+    """(network card, device index, interface type) of every interface of an EFA pool's node.
+
+    Follows the EC2 user guide, "Maximize network bandwidth on Amazon EC2 instances with multiple network
+    cards" (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html), as it reads
+    now: the primary interface (card 0, device 0) is a plain ENA interface, because an EFA-only interface
+    cannot be primary; card 0 gets an EFA-only interface at device 1; every further card an EFA-only
+    interface at device 0. That is the page's P5/P5e and P6-B200 "use case 1" (all EFA bandwidth, one
+    private IP per node): EFA-only interfaces take no subnet IPs. Each card carries exactly one EFA
+    device, so a node has PoolPlan.efa_interfaces (= network cards) of them. An instance type without
+    EFA-only support (none in the catalog today) keeps the page's earlier layout: EFA with ENA as the
+    primary, EFA with ENA at device 1 of every further card."""
+    cards = pool.efa_interfaces
+    if cards == 0:
+        return []
+    if pool.efa_only_interfaces:
+        return [(0, 0, ENA), (0, 1, EFA_ONLY), *((card, 0, EFA_ONLY) for card in range(1, cards))]
+    return [(0, 0, EFA_WITH_ENA), *((card, 1, EFA_WITH_ENA) for card in range(1, cards))]
+
+
 def efa_interfaces(pool: PoolPlan, security_group_id: pulumi.Input[str]) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs] | None:
-    """One EFA interface per network card: card 0 is the primary interface (device 0, EFA with ENA, it
-    carries the node's IP traffic); every further card gets device 1, EFA-only where the instance supports
-    it so the fabric does not use up subnet IPs (EC2 user guide, "Maximize network bandwidth on Amazon EC2
-    instances with multiple network cards"). Interfaces in a launch template must not name a subnet (EKS
-    picks it), and carry the cluster security group, which EKS no longer adds once the template sets
-    security groups; it admits all traffic from itself, as EFA requires (EKS user guide, "Customize managed
-    nodes with launch templates" and "View Amazon EKS security group requirements")."""
-    if pool.efa_interfaces == 0:
+    """The launch template's interfaces for `efa_interface_layout`. Interfaces in a launch template must
+    not name a subnet (EKS picks it), and carry the cluster security group, which EKS no longer adds once
+    the template sets security groups; it admits all traffic from itself, as EFA requires (EKS user guide,
+    "Customize managed nodes with launch templates" and "View Amazon EKS security group requirements")."""
+    layout = efa_interface_layout(pool)
+    if not layout:
         return None
-    out = []
-    for card in range(pool.efa_interfaces):
-        primary = card == 0
-        out.append(aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+    return [
+        aws.ec2.LaunchTemplateNetworkInterfaceArgs(
             network_card_index=card,
-            device_index=0 if primary else 1,
-            interface_type="efa" if primary or not pool.efa_only_interfaces else "efa-only",
+            device_index=device,
+            interface_type=kind,
             security_groups=[security_group_id],
             delete_on_termination="true",
-        ))
-    return out
+        )
+        for card, device, kind in layout
+    ]
 
 
 def kubeconfig_for(name: str, endpoint: str, ca_data: str, region: str | None) -> str:
@@ -211,7 +245,7 @@ class GpuNodePool(pulumi.ComponentResource):
         pool: PoolPlan,
         cluster: ClusterAccess,
         node_role_arn: pulumi.Input[str],
-        role_ready: Sequence[pulumi.Resource],
+        ready: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("gpu-platform:node_pools:GpuNodePool", name, None, opts)
@@ -315,7 +349,8 @@ class GpuNodePool(pulumi.ComponentResource):
             tags=tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=list(role_ready),
+                # The node role's policies and the CNI add-on: a node without either cannot serve pods.
+                depends_on=list(ready),
                 # The cluster autoscaler owns the node count once the group exists.
                 ignore_changes=["scalingConfig.desiredSize"],
                 protect=plan.environment == "prod",
@@ -398,10 +433,6 @@ class NodePools(pulumi.ComponentResource):
                 ca_data=found.certificate_authorities.apply(lambda cas: cas[0].data if cas else None),
                 security_group_id=found.vpc_config.apply(lambda v: v.cluster_security_group_id if v else None),
             )
-        self.kubeconfig = pulumi.Output.all(access.name, access.endpoint, access.ca_data).apply(
-            lambda a: kubeconfig_for(a[0], a[1], a[2], plan.region)
-        )
-
         role_ready: list[pulumi.Resource] = []
         self.node_role: aws.iam.Role | None = None
         if c.node_role_arn:
@@ -423,13 +454,86 @@ class NodePools(pulumi.ComponentResource):
                 for key, arn in NODE_ROLE_POLICIES.items()
             ]
 
+        # Nodes come up with the CNI configured: every node group waits for the add-on (before_compute in
+        # terraform-aws-eks terms), so no node ever runs an aws-node without the network policy agent.
+        self.vpc_cni: aws.eks.Addon | None = None
+        if c.manage_vpc_cni:
+            self.vpc_cni = aws.eks.Addon(
+                "np-vpc-cni",
+                cluster_name=access.name,
+                addon_name=cv.VPC_CNI_ADDON,
+                addon_version=c.vpc_cni_version,
+                configuration_values=vpc_cni_configuration(),
+                resolve_conflicts_on_create=ADDON_RESOLVE_CONFLICTS,
+                resolve_conflicts_on_update=ADDON_RESOLVE_CONFLICTS,
+                tags=plan.platform_tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster] if self.cluster else None),
+            )
+        ready = [*role_ready, *([self.vpc_cni] if self.vpc_cni else [])]
+
+        self.system_pool: aws.eks.NodeGroup | None = None
+        if c.system_pool is not None:
+            self.system_pool = system_node_group(plan, c.system_pool, access, node_role_arn, ready, self)
+
         self.pools: dict[str, GpuNodePool] = {
             pool.name: GpuNodePool(
-                f"np-{pool.name}", plan, pool, access, node_role_arn, role_ready, opts=child,
+                f"np-{pool.name}", plan, pool, access, node_role_arn, ready, opts=child,
             )
             for pool in plan.pools
         }
+        kube_ready = [self.system_pool.arn] if self.system_pool is not None and self.cluster is not None else []
+        # On a cluster created here nothing Kubernetes-side can become ready before a node that takes
+        # untainted pods exists: the provider's kubeconfig waits for the system node group.
+        self.kubeconfig = pulumi.Output.all(access.name, access.endpoint, access.ca_data, *kube_ready).apply(
+            lambda a: kubeconfig_for(a[0], a[1], a[2], plan.region)
+        )
         self.register_outputs({"nodeGroups": {n: p.node_group.node_group_name for n, p in self.pools.items()}})
 
     def exports(self) -> dict[str, Any]:
-        return {"nodePools": {n: p.exports() for n, p in self.pools.items()}}
+        out: dict[str, Any] = {"nodePools": {n: p.exports() for n, p in self.pools.items()}}
+        sp = self.plan.cluster.system_pool
+        if sp is not None:
+            out["systemPool"] = {"nodeGroup": sp.node_group_name, "instanceType": sp.instance_type,
+                                 "labels": dict(sp.labels), "taints": []}
+        if self.vpc_cni is not None:
+            out["vpcCni"] = {"addon": cv.VPC_CNI_ADDON, cv.VPC_CNI_NETWORK_POLICY_KEY: True}
+        return out
+
+
+def system_node_group(
+    plan: Plan,
+    sp: SystemPoolPlan,
+    cluster: ClusterAccess,
+    node_role_arn: pulumi.Input[str],
+    ready: Sequence[pulumi.Resource],
+    parent: pulumi.Resource,
+) -> aws.eks.NodeGroup:
+    """The system pool: a plain managed node group (EKS's own launch template: no EFA, no instance store to
+    set up), untainted so CoreDNS, Kueue, the GPU Operator controller and monitoring schedule without any
+    toleration, across all of the cluster's subnets."""
+    c = plan.cluster
+    return aws.eks.NodeGroup(
+        "np-system",
+        cluster_name=cluster.name,
+        node_group_name=sp.node_group_name,
+        node_role_arn=node_role_arn,
+        subnet_ids=list(c.subnet_ids),
+        ami_type=sp.ami_type,
+        instance_types=[sp.instance_type],
+        capacity_type=EKS_CAPACITY_TYPE["on-demand"],
+        disk_size=sp.disk_gib,
+        version=c.kubernetes_version,
+        scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+            min_size=sp.min_nodes, max_size=sp.max_nodes, desired_size=sp.desired_nodes,
+        ),
+        update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=NODE_UPDATE_MAX_UNAVAILABLE),
+        node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=True),
+        labels=dict(sp.labels),
+        tags={**plan.platform_tags, cv.NODE_ROLE: cv.SYSTEM_NODE_ROLE},
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=list(ready),
+            ignore_changes=["scalingConfig.desiredSize"],
+            protect=plan.environment == "prod",
+        ),
+    )

@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 from gpu_platform.plan import Plan
 
 from .admission import Admission
+from .efa import EfaDevicePlugin
 from .gpu_operator import GpuOperator
 from .monitoring import Monitoring
 from .node_pools import NodePools
@@ -62,6 +63,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self.tenancy = Tenancy("tenancy", plan, self.queues, opts=kopts)
         self.monitoring = Monitoring("monitoring", plan, self.operator, opts=kopts)
         self.admission = Admission("admission", plan, opts=kopts)
+        self.efa = EfaDevicePlugin("efa-device-plugin", plan, opts=kopts) if plan.installs_efa_device_plugin else None
         self.register_outputs({})
 
     def exports(self) -> dict[str, Any]:
@@ -71,7 +73,7 @@ class GpuPlatform(pulumi.ComponentResource):
             "pools": {p.name: {"capacityUnits": p.capacity_units, "resource": p.resource_name} for p in self.plan.pools},
             "teams": {t.name: {"namespaces": list(t.namespaces), "clusterQueue": t.cluster_queue} for t in self.plan.teams},
         }
-        for part in (self.node_pools, self.operator, self.queues, self.tenancy, self.monitoring, self.admission):
+        for part in (self.node_pools, self.operator, self.queues, self.tenancy, self.monitoring, self.admission, self.efa):
             if part is not None:
                 out.update(part.exports())
         return out

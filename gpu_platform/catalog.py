@@ -229,5 +229,16 @@ ON_DEMAND_USD_PER_HOUR: Mapping[str, float] = MappingProxyType(
 )
 
 
+# CPU instance types a system pool may use (cluster.systemPool.instanceType): x86 general purpose sizes,
+# so the system pool runs the standard x86 EKS AMIs. Names as in AWS "Amazon EC2 instance types -
+# General purpose" (https://docs.aws.amazon.com/ec2/latest/instancetypes/gp.html, "Instance
+# specifications"); no vCPU or memory figure is used for them, so none is recorded here.
+SYSTEM_INSTANCE_TYPES: frozenset[str] = frozenset(
+    f"{family}.{size}"
+    for family in ("m6i", "m7i", "m7a")
+    for size in ("large", "xlarge", "2xlarge", "4xlarge")
+)
+
+
 def instance_types_for(accelerator: str) -> list[str]:
     return sorted(n for n, t in INSTANCE_TYPES.items() if t.accelerator == accelerator)

@@ -1,4 +1,4 @@
-"""`python -m gpu_platform validate | plan | render | check | nodes | job | kueue-config`.
+"""`python -m gpu_platform validate | plan | render | check | nodes | job | kueue-config | plugins`.
 
 Exit codes: 0 ok, 1 policy violations (check), 2 invalid input (bad config, bad YAML, missing file).
 No traceback reaches the user for any bad input: every error names the file or config path.
@@ -92,6 +92,7 @@ def plan_data(plan: Plan) -> dict[str, Any]:
             "resource": p.resource_name,
             "sharing": _sharing(p),
             "fabric": p.fabric,
+            "efaDevicesPerNode": p.efa_interfaces,
             "capacityType": p.capacity_type,
             "usdPerHourMax": p.usd_per_hour_max,
             "allocated": allocated,
@@ -119,6 +120,10 @@ def plan_data(plan: Plan) -> dict[str, Any]:
         "cluster": plan.cluster.name,
         "provider": plan.cluster.provider,
         "migStrategy": plan.mig_strategy,
+        "systemPool": None if (sp := plan.cluster.system_pool) is None else {
+            "nodeGroup": sp.node_group_name, "instanceType": sp.instance_type, "nodes": f"{sp.min_nodes}-{sp.max_nodes}"},
+        "vpcCniNetworkPolicy": plan.cluster.manage_vpc_cni,
+        "efaDevicePlugin": plan.installs_efa_device_plugin,
         "pools": pools,
         "teams": teams,
         "cohorts": [{"name": c.name, "parent": c.parent} for c in plan.cohorts],
@@ -147,12 +152,16 @@ def format_plan(plan: Plan, fmt: str, title: str) -> str:
     parts = [
         (f"## gpu-platform plan: `{title}`" if md else f"gpu-platform plan: {title}")
         + f"\n\nenvironment {plan.environment}, cluster {plan.cluster.name} ({plan.cluster.provider}), "
-        f"MIG strategy {plan.mig_strategy}, max ${data['usdPerHourMax']:,.2f}/h",
+        f"MIG strategy {plan.mig_strategy}, max ${data['usdPerHourMax']:,.2f}/h"
+        + (f"; system pool {data['systemPool']['instanceType']} x {data['systemPool']['nodes']}" if data["systemPool"] else "")
+        + ("; vpc-cni add-on with network policy" if data["vpcCniNetworkPolicy"] else "")
+        + ("; EFA device plugin" if data["efaDevicePlugin"] else ""),
         h("Pools"),
         _table(
             ["pool", "accelerator", "instance type", "nodes", "GPUs", "units", "sharing", "fabric", "capacity", "$/h max"],
             [[p["name"], p["accelerator"], p["instanceType"], p["nodes"], p["gpus"], f"{p['units']} {p['resource']}",
-              p["sharing"], p["fabric"], p["capacityType"], f"{p['usdPerHourMax']:,.2f}"] for p in data["pools"]],
+              p["sharing"], p["fabric"] + (f" ({p['efaDevicesPerNode']}/node)" if p["efaDevicesPerNode"] else ""),
+              p["capacityType"], f"{p['usdPerHourMax']:,.2f}"] for p in data["pools"]],
             md,
         ),
         h("Teams by pool"),
@@ -226,6 +235,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         data = [r.to_json() for r in _render(args.stack).custom]
         label = args.stack
+        # What the pack cannot see in the resources (whether the cluster's CNI enforces the NetworkPolicies
+        # of an `existing` cluster) the plan says: its warnings come first, and never fail the check.
+        for w in load_plan(args.stack, None)[1].warnings:
+            print(f"warning: {w}")
     violations = check_resources(data)
     sys.stdout.write(format_violations(violations, label))
     return EXIT_VIOLATIONS if any(v.mandatory for v in violations) else EXIT_OK
@@ -275,6 +288,34 @@ def cmd_kueue_config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# The Pulumi packages whose provider plugins a stack's program loads: Kubernetes always, AWS where node
+# pools are made (cluster.provider eks).
+KUBERNETES_PACKAGE = "pulumi_kubernetes"
+AWS_PACKAGE = "pulumi_aws"
+
+
+def plugin_of(package: str) -> tuple[str, str, str]:
+    """(kind, name, version) of the provider plugin an installed Pulumi package asks the engine for: its
+    pulumi-plugin.json, which is exactly what the engine reads (so the version is the requirements.txt pin
+    installed in the virtualenv, never a second copy of it). Read without importing the package."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(package)
+    except metadata.PackageNotFoundError:
+        raise InputError(f"{package} is not installed in this Python: run `make venv`") from None
+    data = json.loads(Path(str(dist.locate_file(f"{package}/pulumi-plugin.json"))).read_text())
+    return ("resource" if data.get("resource") else "language", data["name"], data["version"])
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    _, plan = load_plan(args.stack, None)
+    packages = [KUBERNETES_PACKAGE] + ([AWS_PACKAGE] if plan.cluster.provider == "eks" else [])
+    for package in packages:
+        print(" ".join(plugin_of(package)))
+    return EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m gpu_platform", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -321,6 +362,9 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("--stack", required=True)
     k.add_argument("--values", action="store_true", help="the Helm values of the Kueue chart instead")
     k.set_defaults(func=cmd_kueue_config)
+    pg = sub.add_parser("plugins", help="the provider plugins (kind name version) a stack's program needs")
+    pg.add_argument("--stack", required=True)
+    pg.set_defaults(func=cmd_plugins)
     return p
 
 

@@ -18,6 +18,16 @@ FABRIC = f"{PREFIX}/fabric"
 WORKLOAD = f"{PREFIX}/workload"
 SHARING = f"{PREFIX}/sharing"
 POOL_LABEL_KEYS: tuple[str, ...] = (POOL, ACCELERATOR, TOPOLOGY, FABRIC, WORKLOAD, SHARING)
+# The FABRIC value of EFA pools (spec pools[].fabric), which the EFA device plugin selects nodes by.
+FABRIC_EFA = "efa"
+
+# The system pool (cluster.systemPool): CPU nodes for CoreDNS, Kueue, the GPU Operator's controller and
+# the monitoring stack. Its nodes carry this label and no taint, and deliberately no gpu-platform.io/pool
+# label: the pool label means "GPU pool" to the flavors, the node recording rules and the exporter-down
+# alert.
+NODE_ROLE = f"{PREFIX}/node-role"
+SYSTEM_NODE_ROLE = "system"
+SYSTEM_POOL_NAME = "system"
 
 # Tenant labels (namespaces, and the pod labels DCGM exports so GPU metrics carry the team).
 TEAM = f"{PREFIX}/team"
@@ -36,6 +46,11 @@ DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 
 # Kueue.
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+# Pod labels that attribute a GPU's metrics to a team and a queue. dcgm-exporter copies them onto GPU
+# series only without KUBERNETES_VIRTUAL_GPUS; the recording rules join them from kube-state-metrics'
+# kube_pod_labels in every mode (components/alerts.py).
+GPU_METRIC_POD_LABELS: tuple[str, ...] = (TEAM, QUEUE_NAME_LABEL)
+
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
 LOCAL_QUEUE_NAME = "default"
@@ -148,6 +163,13 @@ CONTROL_PLANE_TAINT_KEY = "node-role.kubernetes.io/control-plane"
 # RoleBinding that gives cluster.platformAdmins the `admin` ClusterRole in a platform namespace.
 PLATFORM_ADMINS_ROLE_BINDING = "platform-admins"
 
+# Versions. An exact SemVer 2.0.0 version, optionally with Helm's customary leading "v" (semver.org,
+# sections 9-10): what every Helm chart version in the spec and in a rendered release must be. The spec
+# rejects anything else (`latest`, `0.19`, `~0.19.2`) and the policy pack checks the rendered releases
+# with the same expression.
+EXACT_VERSION = re.compile(r"^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
+EXACT_VERSION_FORM = "MAJOR.MINOR.PATCH, optionally with a leading 'v' and a -prerelease (e.g. 0.19.2, v26.7.0)"
+
 # Names.
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
@@ -238,6 +260,12 @@ def node_group_name(cluster: str, pool: str) -> str:
     return f"{cluster}-{pool}"
 
 
+def system_node_group_name(cluster: str) -> str:
+    """The system pool's node group: named like a GPU pool called `system`, which is why no GPU pool may
+    take that name when there is a system pool."""
+    return node_group_name(cluster, SYSTEM_POOL_NAME)
+
+
 def launch_template_prefix(cluster: str, pool: str) -> str:
     """A prefix, not a name: a pool's launch template is replaced when its instance type changes, and the
     new one must exist before the old one goes (AWS adds a unique suffix)."""
@@ -252,6 +280,23 @@ def workload_taint_value(workload: str) -> str:
     return workload
 
 
+# The AWS EFA device plugin's Helm release (its DaemonSet is named after it) and namespace: kube-system, as
+# the chart's README installs it (aws/eks-charts stable/aws-efa-k8s-device-plugin/README.md).
+EFA_DEVICE_PLUGIN_RELEASE_NAME = "aws-efa-k8s-device-plugin"
+EFA_DEVICE_PLUGIN_NAMESPACE = "kube-system"
+
+# EKS add-ons the platform manages (`aws eks describe-addon-versions` names).
+VPC_CNI_ADDON = "vpc-cni"
+# The vpc-cni add-on's configuration key that turns on its network policy agent: without it the VPC CNI
+# stores NetworkPolicies but enforces none (EKS user guide, "Restrict Pod network traffic with Kubernetes
+# network policies", https://docs.aws.amazon.com/eks/latest/userguide/cni-network-policy-configure.html,
+# step "Enable the network policy parameter for the add-on": {"enableNetworkPolicy": "true"}, a string;
+# the same top-level key, default "false", is in aws/eks-charts stable/aws-vpc-cni/values.yaml).
+VPC_CNI_NETWORK_POLICY_KEY = "enableNetworkPolicy"
+# An EKS add-on version: vMAJOR.MINOR.PATCH-eksbuild.N (EKS user guide, managing-vpc-cni.html,
+# "Versions are specified as major-version.minor-version.patch-version-eksbuild.build-number").
+EKS_ADDON_VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)-eksbuild\.\d+$")
+
 # AWS tags: the pool labels become cost-allocation tags under the same keys.
 TAG_PLATFORM = f"{PREFIX}/platform"
 TAG_ENVIRONMENT = ENVIRONMENT
@@ -260,7 +305,7 @@ TAG_CLUSTER = f"{PREFIX}/cluster"
 # Tenancy: the objects in every tenant namespace and the cluster roles the platform makes.
 # The API server sets this label on every namespace (kubernetes.io/docs/reference/labels-annotations-taints).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
-KUBE_SYSTEM_NAMESPACE = "kube-system"
+KUBE_SYSTEM_NAMESPACE = EFA_DEVICE_PLUGIN_NAMESPACE
 # CoreDNS pods carry k8s-app=kube-dns on EKS and kubeadm clusters (the EKS coredns add-on keeps the label).
 DNS_POD_LABELS: dict[str, str] = {"k8s-app": "kube-dns"}
 DNS_PORT = 53

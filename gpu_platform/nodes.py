@@ -4,7 +4,8 @@ The live local cluster registers these and KWOK plays their kubelet, so quotas, 
 aware admission and the scheduler's placement act on nodes that carry exactly what a real pool's nodes
 would: every pool at `capacity.max`, allocatable in the pool's units (whole GPUs, MIG slices, time-sliced
 replicas), EFA devices on EFA pools, CPU and memory after the kubelet and daemonset reserve.
-A few untainted CPU nodes stand in for the rest of a cluster (CoreDNS, controllers, CPU-only work).
+Untainted CPU nodes stand in for the rest of a cluster (CoreDNS, controllers, CPU-only work): the system
+pool at its max where the stack creates one (cluster.systemPool), else two general-purpose nodes.
 """
 
 from __future__ import annotations
@@ -106,7 +107,28 @@ def _cpu_node(plan: Plan, index: int) -> dict[str, Any]:
     return node
 
 
+# vCPUs per general-purpose size (EC2 "General purpose" instance specifications); the m families carry
+# 4 GiB of memory per vCPU.
+GENERAL_PURPOSE_VCPUS = {"large": 2, "xlarge": 4, "2xlarge": 8, "4xlarge": 16}
+
+
+def _system_node(plan: Plan, index: int) -> dict[str, Any]:
+    sp = plan.cluster.system_pool
+    assert sp is not None
+    vcpus = GENERAL_PURPOSE_VCPUS.get(sp.instance_type.split(".", 1)[1], 4)
+    node = _base(f"system-{index}", _zone(plan), sp.instance_type)
+    node["metadata"]["labels"].update(sp.labels)
+    capacity = {"cpu": str(vcpus), "memory": f"{vcpus * 4}Gi", "pods": MAX_PODS}
+    allocatable = {"cpu": f"{vcpus * 1000 - reserved_cpu_millis(vcpus)}m",
+                   "memory": f"{vcpus * 4 * 1024 - reserved_memory_mib()}Mi", "pods": MAX_PODS}
+    node["status"] = _status(capacity, allocatable)
+    return node
+
+
 def fake_nodes(plan: Plan) -> dict[str, Any]:
     items = [_node(plan, p, i) for p in plan.pools for i in range(p.max_nodes)]
-    items += [_cpu_node(plan, i) for i in range(CPU_NODE_COUNT)]
+    if plan.cluster.system_pool is not None:
+        items += [_system_node(plan, i) for i in range(plan.cluster.system_pool.max_nodes)]
+    else:
+        items += [_cpu_node(plan, i) for i in range(CPU_NODE_COUNT)]
     return {"apiVersion": "v1", "kind": "List", "items": items}

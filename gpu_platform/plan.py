@@ -85,6 +85,9 @@ class PoolPlan:
     reservation_id: str | None
     availability_zone: str | None
     placement_group: bool
+    # EFA interfaces the launch template attaches, one per network card; each one (EFA with ENA or
+    # EFA-only) is one EFA device, so this is also the node's `vpc.amazonaws.com/efa` capacity once the
+    # EFA device plugin runs. 0 on ethernet pools.
     efa_interfaces: int
     efa_only_interfaces: bool
     nvme_gb: int
@@ -214,6 +217,20 @@ class PriorityPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class SystemPoolPlan:
+    """The untainted CPU node group (cluster.systemPool) the platform's add-ons run on."""
+
+    node_group_name: str
+    instance_type: str
+    min_nodes: int
+    max_nodes: int
+    desired_nodes: int
+    ami_type: str
+    disk_gib: int
+    labels: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterPlan:
     name: str
     provider: str
@@ -222,6 +239,10 @@ class ClusterPlan:
     create: bool
     node_role_arn: str | None
     platform_admins: tuple[str, ...]
+    system_pool: SystemPoolPlan | None = None
+    # eks: the vpc-cni EKS add-on is managed here with its network policy agent on (addons.vpcCni).
+    manage_vpc_cni: bool = False
+    vpc_cni_version: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +261,16 @@ class Plan:
     @property
     def pools_by_name(self) -> dict[str, PoolPlan]:
         return {p.name: p for p in self.pools}
+
+    @property
+    def efa_pools(self) -> tuple[PoolPlan, ...]:
+        return tuple(p for p in self.pools if p.efa_interfaces)
+
+    @property
+    def installs_efa_device_plugin(self) -> bool:
+        """The EFA device plugin is installed when a pool has EFA interfaces: its nodes advertise
+        `vpc.amazonaws.com/efa` only through the plugin (addons.efaDevicePlugin.install)."""
+        return bool(self.efa_pools) and self.spec.addons.efaDevicePlugin.install
 
     @property
     def gpu_resource_names(self) -> tuple[str, ...]:
@@ -415,8 +446,25 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
     )
 
 
-def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...]) -> tuple[str, ...]:
+def _network_policy_warning(spec: Platform) -> str | None:
+    """The tenants' isolation is NetworkPolicy; who makes sure the cluster enforces it."""
+    if not spec.teams:
+        return None
+    if spec.cluster.provider == "existing":
+        return ("cluster.provider 'existing': the tenant NetworkPolicies (default-deny included) only take effect "
+                "if the cluster's CNI enforces NetworkPolicy; on EKS set the vpc-cni add-on's "
+                f"{cv.VPC_CNI_NETWORK_POLICY_KEY}=\"true\" (README, What a real EKS account needs)")
+    if not spec.addons.vpcCni.manage:
+        return ("addons.vpcCni.manage is false: the tenant NetworkPolicies only take effect once the cluster's "
+                f"vpc-cni add-on has {cv.VPC_CNI_NETWORK_POLICY_KEY}=\"true\"")
+    return None
+
+
+def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...], spec: Platform) -> tuple[str, ...]:
     out = []
+    np_warning = _network_policy_warning(spec)
+    if np_warning:
+        out.append(np_warning)
     used = {q.pool: 0 for t in teams for q in t.quotas}
     for t in teams:
         for q in t.quotas:
@@ -436,6 +484,22 @@ def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...]) -> tuple
     return tuple(out)
 
 
+def _plan_system_pool(c) -> SystemPoolPlan | None:
+    sp = c.systemPool
+    if sp is None or c.provider != "eks":
+        return None
+    return SystemPoolPlan(
+        node_group_name=cv.system_node_group_name(c.name),
+        instance_type=sp.instanceType,
+        min_nodes=sp.min,
+        max_nodes=sp.max,
+        desired_nodes=sp.desired if sp.desired is not None else sp.min,
+        ami_type=sp.amiType,
+        disk_gib=sp.diskGiB,
+        labels={cv.NODE_ROLE: cv.SYSTEM_NODE_ROLE},
+    )
+
+
 def build_plan(spec: Platform, region: str | None = None) -> Plan:
     pools = tuple(_plan_pool(p, spec.pricing) for p in spec.pools)
     by_name = {p.name: p for p in pools}
@@ -453,6 +517,9 @@ def build_plan(spec: Platform, region: str | None = None) -> Plan:
             create=c.create,
             node_role_arn=c.nodeRoleArn,
             platform_admins=tuple(c.platformAdmins),
+            system_pool=_plan_system_pool(c),
+            manage_vpc_cni=c.provider == "eks" and spec.addons.vpcCni.manage,
+            vpc_cni_version=spec.addons.vpcCni.version,
         ),
         pools=pools,
         teams=teams,
@@ -462,5 +529,5 @@ def build_plan(spec: Platform, region: str | None = None) -> Plan:
         # advertise them as nvidia.com/gpu and break the Kueue flavors' resource names.
         mig_strategy="mixed" if any(p.sharing_mode == "mig" for p in pools) else "single",
         spec=spec,
-        warnings=_warnings(pools, teams),
+        warnings=_warnings(pools, teams, spec),
     )

@@ -24,6 +24,10 @@ SharingMode = Literal["full", "mig", "time-slicing"]
 CapacityType = Literal["on-demand", "spot", "capacity-reservation", "capacity-block"]
 PodSecurity = Literal["baseline", "restricted"]
 AmiType = Literal["AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA"]
+SystemAmiType = Literal["AL2023_x86_64_STANDARD", "BOTTLEROCKET_x86_64"]
+# The VPC CNI enforces NetworkPolicy from v1.14 on (EKS user guide, cni-network-policy.html: "Version 1.14
+# or later of the Amazon VPC CNI plugin for Kubernetes").
+VPC_CNI_MIN_NETWORK_POLICY = (1, 14, 0)
 
 
 def _dns_label(value: str) -> str:
@@ -44,6 +48,17 @@ def _label_value(value: str) -> str:
     return value
 
 
+def _exact_version(value: str) -> str:
+    """A chart version that names one release: `latest` or a range would deploy whatever the repository
+    serves on the day of the next `pulumi up`, so two deploys of one commit could differ."""
+    if not cv.EXACT_VERSION.match(value):
+        raise ValueError(
+            f"{value!r} is not an exact chart version: write {cv.EXACT_VERSION_FORM}; "
+            "'latest', ranges and wildcards are rejected"
+        )
+    return value
+
+
 class Strict(BaseModel):
     """Unknown fields are errors (a typo must not silently become a default); fields are camelCase."""
 
@@ -53,6 +68,8 @@ class Strict(BaseModel):
 class AddonGpuOperator(Strict):
     install: bool = True
     version: str = "v26.7.0"
+
+    _version = field_validator("version")(lambda v: _exact_version(v))
     # On EKS NVIDIA AMIs the driver and container toolkit ship in the image; elsewhere they may not.
     driver: bool = False
     toolkit: bool = False
@@ -68,6 +85,8 @@ class AddonKueue(Strict):
         ]
     )
 
+    _version = field_validator("version")(lambda v: _exact_version(v))
+
 
 class AddonMonitoring(Strict):
     install: bool = True
@@ -75,10 +94,70 @@ class AddonMonitoring(Strict):
     prometheusRelease: str = "kube-prometheus-stack"
 
 
+class AddonVpcCni(Strict):
+    """The EKS `vpc-cni` add-on, managed so that its network policy agent is on: the VPC CNI enforces no
+    NetworkPolicy until `enableNetworkPolicy` is set, and the tenants' default-deny would do nothing."""
+
+    manage: bool = Field(
+        default=True,
+        description="eks stacks: manage the cluster's vpc-cni EKS add-on with enableNetworkPolicy on. An add-on "
+                    "that already exists on an attached cluster must be imported into the stack first (README).",
+    )
+    version: str | None = Field(
+        default=None,
+        description="exact add-on version (v1.20.1-eksbuild.3 style, at least v1.14.0); none keeps the version "
+                    "EKS installed or picks for the cluster's Kubernetes version",
+    )
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        m = cv.EKS_ADDON_VERSION.match(v)
+        if not m:
+            raise ValueError(f"{v!r} is not an EKS add-on version: write vMAJOR.MINOR.PATCH-eksbuild.N, e.g. v1.20.1-eksbuild.3")
+        if tuple(int(x) for x in m.groups()) < VPC_CNI_MIN_NETWORK_POLICY:
+            raise ValueError(f"{v!r} cannot enforce NetworkPolicy: the VPC CNI does from v1.14.0 on")
+        return v
+
+
+class AddonEfaDevicePlugin(Strict):
+    """The AWS EFA Kubernetes device plugin: the EKS NVIDIA AMIs carry the EFA driver but do not run the
+    plugin, so without it no node advertises `vpc.amazonaws.com/efa` and NCCL falls back to TCP."""
+
+    install: bool = Field(default=True, description="Helm release on clusters with an EFA pool")
+    version: str = Field(default="v0.5.30", description="exact aws-efa-k8s-device-plugin chart version")
+
+    _version = field_validator("version")(lambda v: _exact_version(v))
+
+
 class Addons(Strict):
     gpuOperator: AddonGpuOperator = Field(default_factory=AddonGpuOperator)
     kueue: AddonKueue = Field(default_factory=AddonKueue)
     monitoring: AddonMonitoring = Field(default_factory=AddonMonitoring)
+    efaDevicePlugin: AddonEfaDevicePlugin = Field(default_factory=AddonEfaDevicePlugin)
+    vpcCni: AddonVpcCni = Field(default_factory=AddonVpcCni)
+
+
+class SystemPool(Strict):
+    """CPU nodes without a taint, for everything that is not a GPU workload: CoreDNS, Kueue, the GPU
+    Operator's controller and NFD master, the monitoring stack. Every GPU node group is tainted, so a
+    cluster whose only nodes are GPU pools runs none of them."""
+
+    instanceType: str = Field(default="m7i.xlarge", description="x86 general purpose EC2 type (catalog.SYSTEM_INSTANCE_TYPES)")
+    min: int = Field(default=2, ge=0, description="at least 1 on a cluster created here; 2 keeps CoreDNS and Kueue up through a node replacement")
+    max: int = Field(default=4, ge=1, description="node group maxSize")
+    desired: int | None = Field(default=None, ge=0, description="initial size (default: min); the autoscaler owns it afterwards")
+    amiType: SystemAmiType = Field(default="AL2023_x86_64_STANDARD", description="EKS AMI type of the system nodes")
+    diskGiB: int = Field(default=50, ge=20, le=16384, description="root volume size")
+
+    @field_validator("instanceType")
+    @classmethod
+    def _instance_type(cls, v: str) -> str:
+        if v not in catalog.SYSTEM_INSTANCE_TYPES:
+            raise ValueError(f"unknown system instance type {v!r}; valid: {', '.join(sorted(catalog.SYSTEM_INSTANCE_TYPES))}")
+        return v
 
 
 class Cluster(Strict):
@@ -92,6 +171,19 @@ class Cluster(Strict):
     nodeRoleArn: str | None = None
     # Groups (Kubernetes RBAC subjects) that administer queues, flavors and cohorts.
     platformAdmins: list[str] = Field(default_factory=lambda: ["platform-admins"])
+    systemPool: SystemPool | None = Field(
+        default=None,
+        description="eks: an untainted CPU node group for the platform's add-ons. A cluster created here "
+                    "always gets one (these defaults when omitted); an attached cluster only when set.",
+    )
+
+    @model_validator(mode="after")
+    def _default_system_pool(self) -> "Cluster":
+        # Defaulted in rather than required: a created cluster without it cannot run CoreDNS, and there is
+        # no reason to make every config spell out the same two m7i.xlarge nodes.
+        if self.create and self.provider == "eks" and self.systemPool is None:
+            return self.model_copy(update={"systemPool": SystemPool()})
+        return self
 
     _name = field_validator("name")(lambda v: _dns_label(v))
 
@@ -638,8 +730,38 @@ def _check_teams(p: Platform) -> list[Problem]:
     return out
 
 
-def _check_platform(p: Platform, region: str | None) -> list[Problem]:
+def _check_system_pool(p: Platform) -> list[Problem]:
+    c, sp = p.cluster, p.cluster.systemPool
+    at = "cluster.systemPool"
+    if sp is None:
+        return []
     out: list[Problem] = []
+    if c.provider != "eks":
+        return [Problem(at, "a system pool is an EKS node group: only for provider 'eks' (existing clusters bring their own nodes)")]
+    if c.create and sp.min < 1:
+        out.append(Problem(
+            f"{at}.min",
+            f"a cluster created here needs at least one system node (got min {sp.min}): every GPU node is tainted, "
+            "so CoreDNS, Kueue, the GPU Operator and the monitoring stack would stay Pending",
+        ))
+    if sp.min > sp.max:
+        out.append(Problem(f"{at}.min", f"min {sp.min} is greater than max {sp.max}"))
+    if sp.desired is not None and not sp.min <= sp.desired <= sp.max:
+        out.append(Problem(f"{at}.desired", f"desired {sp.desired} is outside min..max ({sp.min}..{sp.max})"))
+    for i, pool in enumerate(p.pools):
+        if pool.name == cv.SYSTEM_POOL_NAME:
+            out.append(Problem(
+                f"pools[{i}].name",
+                f"pool name {cv.SYSTEM_POOL_NAME!r} is taken by the system pool's node group "
+                f"({cv.system_node_group_name(c.name)!r}); rename the GPU pool",
+            ))
+    if len(cv.system_node_group_name(c.name)) > 63:
+        out.append(Problem("cluster.name", f"node group name {cv.system_node_group_name(c.name)!r} is over 63 characters (EKS limit)"))
+    return out
+
+
+def _check_platform(p: Platform, region: str | None) -> list[Problem]:
+    out: list[Problem] = _check_system_pool(p)
     if p.cluster.provider == "eks" and not p.cluster.subnetIds:
         out.append(Problem("cluster.subnetIds", "provider 'eks' needs the subnets for node groups (subnetIds)"))
     for itype in p.pricing:

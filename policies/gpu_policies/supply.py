@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 from gpu_platform import conventions as cv
 
 from . import objects as o
 from .framework import Config, GuardrailResourcePolicy, Report, Resource, of_types
 from .settings import FORBIDDEN_API_VERSIONS
 
-# An exact SemVer 2.0.0 version, optionally with Helm's customary leading "v" (semver.org, section 9-10).
-EXACT_VERSION = re.compile(r"^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
+# The same expression the spec validates addon versions with (conventions.py).
+EXACT_VERSION = cv.EXACT_VERSION
 LOCAL_CHART_PREFIXES = ("./", "../", "/")
 
 

@@ -98,12 +98,15 @@ def test_bad_format_is_a_usage_error() -> None:
 
 
 def test_render_is_deterministic_and_integral(tmp_path: Path) -> None:
-    outs = []
-    for i in range(2):
-        out = tmp_path / f"r{i}"
-        result = run_cli("render", "--stack", "prod", "--out", str(out))
-        assert result.returncode == 0, result.stderr
-        outs.append(out)
+    """The CLI's render in its own process equals the session's render of the same stack written the same
+    way: two independent runs (different processes, hash seeds, registration timing) give identical files."""
+    from components.render import write
+    from tests.conftest import rendered
+
+    outs = [tmp_path / "cli", tmp_path / "session"]
+    result = run_cli("render", "--stack", "prod", "--out", str(outs[0]))
+    assert result.returncode == 0, result.stderr
+    write(rendered("prod"), outs[1])
     a, b = (o / "resources.json" for o in outs)
     assert a.read_bytes() == b.read_bytes()
     ma = sorted(p.name for p in (outs[0] / "manifests").iterdir())
@@ -129,5 +132,24 @@ def test_render_invalid_stack_registers_nothing(tmp_path: Path) -> None:
 def test_nodes_match_the_pools(capsys) -> None:
     assert main(["nodes", "--stack", "local"]) == 0
     nodes = json.loads(capsys.readouterr().out)["items"]
-    mig = [n for n in nodes if n["metadata"]["labels"]["gpu-platform.io/pool"] == "notebooks"]
+    mig = [n for n in nodes if n["metadata"]["labels"].get("gpu-platform.io/pool") == "notebooks"]
     assert len(mig) == 1 and mig[0]["status"]["capacity"]["nvidia.com/mig-1g.10gb"] == "56"
+
+
+def test_check_warns_that_an_existing_cluster_must_enforce_network_policies(capsys) -> None:
+    assert main(["check", "--stack", "local"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if x.startswith("warning:")]
+    assert "'existing'" in line and "enableNetworkPolicy" in line
+
+
+def test_plan_shows_what_the_stack_manages_on_a_real_cluster(capsys) -> None:
+    assert main(["plan", "--stack", "prod", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["vpcCniNetworkPolicy"] is True and data["efaDevicePlugin"] is True
+    assert data["systemPool"] is None, "prod attaches to a cluster that has its own system nodes"
+    per_node = {p["name"]: p["efaDevicesPerNode"] for p in data["pools"]}
+    assert per_node["h100-train"] == 32 and per_node["l40s-infer"] == 0
+    assert main(["plan", "--stack", "local", "--format", "json"]) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert local["vpcCniNetworkPolicy"] is False and local["efaDevicePlugin"] is False

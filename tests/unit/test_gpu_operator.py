@@ -17,6 +17,7 @@ import yaml
 from gpu_platform import catalog, conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
+from tests.chart_values import unknown_keys
 from tests.conftest import ROOT, plan_of, platform_raw, rendered
 from tests.crd_schema import crd_dir
 
@@ -38,21 +39,6 @@ CHART_DEFAULTS: dict[str, Any] = yaml.safe_load(VALUES_FILE.read_text())
 # the parsed defaults) but its templates pass on to the ClusterPolicy. Each is checked below against the
 # values file's comments and the ClusterPolicy CRD, so a typo here fails too.
 COMMENTED_CHART_KEYS = ("dcgmExporter.config.name", "dcgmExporter.podLabelAllowlistRegex")
-
-
-def unknown_keys(values: dict[str, Any], defaults: Any, path: str = "") -> list[str]:
-    """Key paths of `values` that the chart defaults do not have. Below a default that is an empty map
-    (labels, annotations) or a non-map (lists, scalars) any content is the user's."""
-    out: list[str] = []
-    for key, value in values.items():
-        here = f"{path}.{key}" if path else key
-        if not isinstance(defaults, dict) or key not in defaults:
-            out.append(here)
-            continue
-        default = defaults[key]
-        if isinstance(value, dict) and isinstance(default, dict) and default:
-            out.extend(unknown_keys(value, default, here))
-    return out
 
 
 def release(stack: str):

@@ -119,7 +119,10 @@ def test_simulated_nodes_are_every_pool_at_max_plus_cpu_nodes(stack: str) -> Non
             assert n["spec"]["taints"] == [t.to_k8s() for t in pool.taints]
             assert (n["status"]["allocatable"].get(cv.EFA_RESOURCE) == str(pool.efa_interfaces)) == bool(pool.efa_interfaces)
     cpu = [n for n in items if cv.POOL not in n["metadata"]["labels"]]
-    assert len(cpu) == CPU_NODE_COUNT and all(n["spec"]["taints"] == [] for n in cpu)
+    sp = plan.cluster.system_pool
+    assert len(cpu) == (sp.max_nodes if sp else CPU_NODE_COUNT) and all(n["spec"]["taints"] == [] for n in cpu)
+    if sp:
+        assert all(n["metadata"]["labels"][k] == v for n in cpu for k, v in sp.labels.items())
     assert sum(int(n["status"]["allocatable"].get(r, 0)) for n in items for r in plan.gpu_resource_names) == \
         sum(p.capacity_units for p in plan.pools)
 

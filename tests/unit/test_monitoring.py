@@ -267,3 +267,38 @@ def test_every_monitoring_object_is_named_and_managed() -> None:
             continue
         assert r.inputs["metadata"].get("name"), r.name
         assert r.inputs["metadata"]["labels"][cv.MANAGED_BY] == cv.MANAGED_BY_VALUE, r.name
+
+
+def test_gpu_series_are_attributed_from_kube_state_metrics_in_every_exporter_mode() -> None:
+    """With KUBERNETES_VIRTUAL_GPUS (any time-sliced pool) dcgm-exporter copies no pod label, so the team
+    and queue labels must come from kube_pod_labels; the labels joined are the very ones the exporter's
+    allowlist names (for the non-virtual mode) and kube-state-metrics must be told to export."""
+    from components.gpu_operator import dcgm_exporter_env, pod_label_allowlist
+
+    plan = plan_of("prod")
+    env = {e["name"]: e["value"] for e in dcgm_exporter_env(plan)}
+    assert env.get("KUBERNETES_VIRTUAL_GPUS") == "true", "prod has time-sliced pools: the exporter runs in virtual mode"
+    rules = {r.record: r.expr for r in alerts.recording_rules(plan).rules}
+    assert alerts.ATTRIBUTION_LABELS == ("gpu_platform_io_team", "kueue_x_k8s_io_queue_name")
+    attribution = rules[alerts.POD_ATTRIBUTION]
+    for key, name in zip(cv.GPU_METRIC_POD_LABELS, alerts.ATTRIBUTION_LABELS):
+        assert f"label_{name}" in attribution and name in attribution
+        assert any(re.search(p, key) for p in pod_label_allowlist()), key
+        assert key in alerts.KSM_METRIC_LABELS_ALLOWLIST[1], "kube-state-metrics must export the pod label"
+    assert alerts.POD_ATTRIBUTION in rules[alerts.GPU_ACTIVE]
+    # Recorded before it is read, in the same group (rules of a group run in order).
+    order = list(rules)
+    assert order.index(alerts.POD_ATTRIBUTION) < order.index(alerts.GPU_ACTIVE)
+
+
+def test_dashboards_count_a_shared_gpu_once() -> None:
+    """With virtual GPUs a time-sliced GPU's series come once per pod using it: a per-node or per-pool sum or
+    average of raw DCGM series collapses them per device first. The per-team memory panel is the one place a
+    shared GPU counts for each of its teams, on purpose (its description says so)."""
+    per_team = 'sum by (team) (DCGM_FI_DEV_FB_USED * on (namespace)'
+    for d in dashboards.dashboards(plan_of("prod")):
+        for expr in d.expressions:
+            if "DCGM_" not in expr or not re.search(r"\b(sum|avg) by \((node|pool)", expr):
+                continue
+            assert f"max by ({dashboards.DEVICE}" in expr, f"{d.uid}: {expr}"
+    assert any(per_team in e for d in dashboards.dashboards(plan_of("prod")) for e in d.expressions)

@@ -7,6 +7,7 @@ renders are the cached runs of the real program from conftest.
 from __future__ import annotations
 
 import base64
+import json
 import copy
 import dataclasses
 import email
@@ -86,7 +87,10 @@ def test_every_pool_gets_exactly_its_node_group_and_launch_template():
         assert ng.inputs["nodeRepairConfig"] == {"enabled": True}
 
 
-def test_efa_interface_counts_equal_the_catalog():
+def test_efa_interfaces_follow_the_current_aws_multi_card_layout():
+    """EC2 user guide, efa-acc-inst-types.html (P5/P5e and P6-B200 "use case 1"): primary ENA interface on
+    card 0 device 0, EFA-only on card 0 device 1, EFA-only on device 0 of every other card: one EFA device
+    per network card, the count the EFA device plugin then advertises."""
     plan = plan_of("prod")
     efa_pools = [p for p in plan.pools if p.fabric == "efa"]
     assert efa_pools, "prod must exercise EFA"
@@ -96,17 +100,32 @@ def test_efa_interface_counts_equal_the_catalog():
         interfaces = lt.inputs.get("networkInterfaces")
         if pool.fabric != "efa":
             assert interfaces is None, f"{pool.name}: ethernet pools keep EKS's default interface"
+            assert pool.efa_interfaces == 0
             continue
-        assert len(interfaces) == it.network_cards, pool.name
-        assert [i["networkCardIndex"] for i in interfaces] == list(range(it.network_cards))
-        first, *rest = interfaces
-        assert (first["interfaceType"], first["deviceIndex"]) == ("efa", 0)
-        secondary = "efa-only" if it.efa_only_interfaces else "efa"
-        assert all((i["interfaceType"], i["deviceIndex"]) == (secondary, 1) for i in rest), pool.name
+        assert it.efa_only_interfaces, "every catalog EFA type supports EFA-only interfaces"
+        layout = [(i["networkCardIndex"], i["deviceIndex"], i["interfaceType"]) for i in interfaces]
+        assert layout[:2] == [(0, 0, "interface"), (0, 1, "efa-only")], pool.name
+        assert layout[2:] == [(card, 0, "efa-only") for card in range(1, it.network_cards)], pool.name
+        efa_devices = sum(kind in ("efa", "efa-only") for _, _, kind in layout)
+        assert efa_devices == it.network_cards == pool.efa_interfaces, pool.name
+        assert len({(card, device) for card, device, _ in layout}) == len(layout), "no slot used twice"
         # EKS drops its cluster security group once a template names any: every interface carries one.
         groups = {tuple(i["securityGroups"]) for i in interfaces}
         assert len(groups) == 1 and all(groups.pop()), pool.name
         assert all("subnetId" not in i for i in interfaces), "EKS forbids subnets in template interfaces"
+    # p5.48xlarge: 32 cards, so 32 EFA devices and 33 interfaces (the ENA primary besides).
+    h100 = next(p for p in efa_pools if p.instance_type == "p5.48xlarge")
+    assert h100.efa_interfaces == 32
+    assert len(res("prod", LAUNCH_TEMPLATE, h100.name).inputs["networkInterfaces"]) == 33
+
+
+def test_without_efa_only_support_the_primary_is_efa_with_ena():
+    from components.node_pools import efa_interface_layout
+
+    pool = dataclasses.replace(next(p for p in plan_of("prod").pools if p.fabric == "efa"), efa_only_interfaces=False)
+    layout = efa_interface_layout(pool)
+    assert layout[0] == (0, 0, "efa") and all(kind == "efa" and device == 1 for _, device, kind in layout[1:])
+    assert len(layout) == pool.efa_interfaces
 
 
 def test_capacity_block_and_reservation_wiring():
@@ -353,3 +372,95 @@ def test_exports_per_pool():
         assert got["capacityGpus"] == pool.max_nodes * catalog.INSTANCE_TYPES[pool.instance_type].gpus
         assert got["labels"] == dict(pool.node_labels)
         assert got["taints"] == [t.to_k8s() for t in pool.taints]
+
+
+# --- The system pool and the VPC CNI add-on (issue 13) ----------------------------------------------
+
+ADDON = "aws:eks/addon:Addon"
+
+
+def test_created_cluster_gets_an_untainted_system_pool_the_add_ons_can_run_on():
+    """Every GPU node group is tainted; without this node group CoreDNS, Kueue, the GPU Operator and the
+    monitoring stack of a cluster created here stay Pending."""
+    r, platform = variant()
+    system = r.one(NODE_GROUP, "np-system")
+    assert system.parent == "node-pools"
+    assert system.inputs["nodeGroupName"] == f"{platform['cluster']['name']}-system"
+    assert system.inputs.get("taints") in (None, []), "system nodes take untainted pods"
+    assert system.inputs["labels"] == {cv.NODE_ROLE: cv.SYSTEM_NODE_ROLE}
+    # Not a GPU pool: no pool label (flavors, node rules and the exporter-down alert read it).
+    assert not set(cv.POOL_LABEL_KEYS) & set(system.inputs["labels"])
+    assert system.inputs["amiType"] == "AL2023_x86_64_STANDARD"
+    assert system.inputs["instanceTypes"] == ["m7i.xlarge"]
+    assert system.inputs["scalingConfig"]["minSize"] >= 1
+    assert system.inputs["subnetIds"] == platform["cluster"]["subnetIds"]
+    assert "np-cluster" in system.options["dependencies"]
+    # Everything Kubernetes-side waits for it: the provider's kubeconfig depends on the node group.
+    (provider,) = r.by_type("pulumi:providers:kubernetes")
+    assert "np-system" in provider.options["dependencies"]
+    for pool in plan_of("staging").pools:
+        assert res_of(r, NODE_GROUP, pool.name).inputs["taints"], f"{pool.name}: GPU pools stay tainted"
+
+
+def res_of(r, type_: str, name: str):
+    return r.one(type_, f"np-{name}")
+
+
+def test_a_created_cluster_passes_the_policy_pack():
+    from policies.gpu_policies.offline import check_resources, format_violations
+
+    r, _ = variant()
+    found = check_resources([x.to_json() for x in r.custom])
+    assert found == [], format_violations(found, "staging, cluster created here")
+
+
+def test_attached_clusters_get_no_system_pool_unless_asked():
+    assert rendered("prod").by_type(NODE_GROUP) and not [x for x in rendered("prod").by_type(NODE_GROUP) if x.name == "np-system"]
+    from gpu_platform.plan import build_plan
+    from gpu_platform.spec import load_platform
+
+    raw = copy.deepcopy(stack_doc("prod")["config"]["gpu-platform:platform"])
+    raw["cluster"]["systemPool"] = {"instanceType": "m6i.2xlarge", "min": 3, "max": 6}
+    sp = build_plan(load_platform(raw)).cluster.system_pool
+    assert (sp.instance_type, sp.min_nodes, sp.desired_nodes, sp.max_nodes) == ("m6i.2xlarge", 3, 3, 6)
+
+
+def vpc_cni_values() -> dict[str, Any]:
+    from tests.chart_values import chart_defaults
+
+    return chart_defaults("aws-vpc-cni-1.22.4-values.yaml")
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_eks_stacks_turn_on_the_vpc_cni_network_policy_agent(stack: str):
+    """Without `enableNetworkPolicy` the VPC CNI enforces no NetworkPolicy: the tenants' default-deny
+    would be stored and do nothing."""
+    from tests.chart_values import unknown_keys
+
+    r = rendered(stack)
+    addon = r.one(ADDON, "np-vpc-cni")
+    assert addon.inputs["addonName"] == "vpc-cni"
+    assert addon.inputs["clusterName"] == plan_of(stack).cluster.name
+    config = json.loads(addon.inputs["configurationValues"])
+    # A string, as the add-on schema and the chart default ("false") spell it.
+    assert config == {"enableNetworkPolicy": "true"}
+    assert unknown_keys(config, vpc_cni_values()) == []
+    assert vpc_cni_values()["enableNetworkPolicy"] == "false", "the chart's default is off: the setting matters"
+    assert addon.inputs["resolveConflictsOnCreate"] == "OVERWRITE"
+    assert "addonVersion" not in addon.inputs, "no version given: EKS keeps (or picks) the cluster's"
+    # Nodes come up with the agent: every node group waits for the add-on.
+    for ng in r.by_type(NODE_GROUP):
+        assert "np-vpc-cni" in ng.options["dependencies"], ng.name
+
+
+def test_existing_clusters_and_unmanaged_cni_get_a_warning_instead():
+    from gpu_platform.plan import build_plan
+    from gpu_platform.spec import load_platform
+
+    assert rendered("local").by_type(ADDON) == []
+    assert any("enableNetworkPolicy" in w and "'existing'" in w for w in plan_of("local").warnings)
+    raw = copy.deepcopy(stack_doc("prod")["config"]["gpu-platform:platform"])
+    raw["addons"]["vpcCni"] = {"manage": False}
+    plan = build_plan(load_platform(raw))
+    assert not plan.cluster.manage_vpc_cni
+    assert any(w.startswith("addons.vpcCni.manage is false") for w in plan.warnings)

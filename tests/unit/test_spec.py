@@ -137,6 +137,22 @@ BAD: list[tuple[str, Callable[[dict], None], str, str]] = [
      "teams[3].preemption", "must be 'Never'"),
     ("pricing unknown type", _set(["pricing"], {"p9.xlarge": 1.0}), "pricing.p9.xlarge", "unknown instance type"),
     ("pool list not a list", _set(["pools"], "h100"), "pools", "valid list"),
+    ("addon version latest", _set(["addons", "kueue", "version"], "latest"), "addons.kueue.version", "MAJOR.MINOR.PATCH"),
+    ("addon version a range", _set(["addons", "gpuOperator", "version"], "~v26.7"), "addons.gpuOperator.version", "not an exact chart version"),
+    ("created cluster with no system node", _all(_set(["cluster", "create"], True), _set(["cluster", "systemPool"], {"min": 0})),
+     "cluster.systemPool.min", "needs at least one system node"),
+    ("system pool on an existing cluster", _all(_set(["cluster", "provider"], "existing"), _set(["cluster", "systemPool"], {})),
+     "cluster.systemPool", "only for provider 'eks'"),
+    ("system pool of a GPU type", _set(["cluster", "systemPool"], {"instanceType": "p5.48xlarge"}),
+     "cluster.systemPool.instanceType", "m7i.xlarge"),
+    ("gpu pool named like the system pool", _all(_set(["cluster", "create"], True), _set(["pools", 2, "name"], "system"),
+                                                 _set(["teams", 3, "quotas"], {"system": {"gpus": 8}}), _set(["teams", 4, "quotas"], {})),
+     "pools[2].name", "taken by the system pool"),
+    ("system pool min above max", _set(["cluster", "systemPool"], {"min": 5, "max": 4}), "cluster.systemPool.min", "greater than max"),
+    ("vpc cni version malformed", _set(["addons", "vpcCni"], {"version": "1.20.1"}), "addons.vpcCni.version", "eksbuild"),
+    ("vpc cni without network policy", _set(["addons", "vpcCni"], {"version": "v1.13.4-eksbuild.1"}), "addons.vpcCni.version", "v1.14.0"),
+    ("efa plugin version latest", _set(["addons", "efaDevicePlugin"], {"version": "latest"}), "addons.efaDevicePlugin.version", "exact chart version"),
+    ("addon version without patch", _set(["addons", "kueue", "version"], "0.19"), "addons.kueue.version", "not an exact chart version"),
 ]
 
 
@@ -194,3 +210,11 @@ def test_existing_clusters_need_no_subnets_or_zones(stack: str) -> None:
     raw["cluster"]["provider"] = "existing"
     raw["cluster"]["subnetIds"] = []
     load_platform(raw)
+
+
+def test_a_created_cluster_always_has_a_system_pool() -> None:
+    raw = platform_raw("staging")
+    assert load_platform(raw).cluster.systemPool is None, "attached clusters bring their own system nodes"
+    raw["cluster"]["create"] = True
+    sp = load_platform(raw).cluster.systemPool
+    assert sp is not None and sp.min >= 1, "defaulted in, with a node to run on"

@@ -26,12 +26,58 @@ def test_actionlint_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+ACTION_INPUTS: dict[str, list[str]] = yaml.safe_load((ROOT / "tests" / "fixtures" / "actions" / "inputs.yaml").read_text())
+
+
+def workflow(name: str) -> dict:
+    return yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text())
+
+
+def steps_using(job: dict, action: str) -> list[dict]:
+    return [s for s in job["steps"] if str(s.get("uses", "")).split("@")[0] == action]
+
+
+def sdk_pin() -> str:
+    (line,) = [x for x in (ROOT / "requirements.txt").read_text().splitlines() if x.startswith("pulumi==")]
+    return line.split("==")[1]
+
+
 def test_preview_comments_the_plan_and_runs_the_pack_per_stack() -> None:
-    preview = yaml.safe_load((ROOT / ".github" / "workflows" / "preview.yml").read_text())
-    steps = "\n".join(str(s.get("run", "")) for s in preview["jobs"]["preview"]["steps"])
+    job = workflow("preview.yml")["jobs"]["preview"]
+    steps = "\n".join(str(s.get("run", "")) for s in job["steps"])
     assert "plan --stack \"$STACK\" --format markdown" in steps
-    assert "preview --policy-pack policies --diff" in steps
-    assert "gh pr comment" in steps
+    assert "gh pr comment" not in steps, "a new comment per push buries the last one"
+    (plan_comment,) = steps_using(job, "marocchino/sticky-pull-request-comment")
+    assert "matrix.stack" in plan_comment["with"]["header"], "one plan comment per stack, edited in place"
+    assert plan_comment["with"]["path"] == "plan.md"
+    (preview,) = steps_using(job, "pulumi/actions")
+    w = preview["with"]
+    assert (w["command"], w["policyPacks"], w["stack-name"]) == ("preview", "policies", "${{ matrix.stack }}")
+    assert w["comment-on-pr"] is True and w["edit-pr-comment"] is True
+    assert w["diff"] is True
+
+
+def test_every_pulumi_run_uses_the_official_cli_at_the_sdk_pin_with_the_pack() -> None:
+    runs = [(name, job_name, s) for name in ("preview.yml", "deploy.yml")
+            for job_name, job in workflow(name)["jobs"].items() for s in steps_using(job, "pulumi/actions")]
+    assert {(n, j) for n, j, _ in runs} == {("preview.yml", "preview"), ("deploy.yml", "staging"), ("deploy.yml", "prod")}
+    for name, job_name, step in runs:
+        assert str(step["with"]["pulumi-version"]) == sdk_pin(), (name, job_name)
+        assert step["with"]["policyPacks"] == "policies", (name, job_name)
+    deploy = workflow("deploy.yml")["jobs"]
+    assert {deploy[j]["steps"][-1]["with"]["stack-name"] for j in ("staging", "prod")} == {"staging", "prod"}
+    assert all(s["with"]["command"] == "up" for n, j, s in runs if n == "deploy.yml")
+
+
+def test_action_inputs_exist_in_the_actions() -> None:
+    """GitHub ignores an input an action does not declare, so a typo (policyPack) would silently drop the
+    policy pack: every input passed must be one the pinned major version declares."""
+    for wf in WORKFLOWS:
+        for job in yaml.safe_load(wf.read_text())["jobs"].values():
+            for step in job["steps"]:
+                uses = step.get("uses", "")
+                if uses in ACTION_INPUTS:
+                    assert set(step.get("with", {})) <= set(ACTION_INPUTS[uses]), (wf.name, uses)
 
 
 def test_prod_deploys_only_after_staging_behind_an_environment() -> None:

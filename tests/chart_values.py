@@ -1,0 +1,34 @@
+"""Chart values against the chart's own defaults: every key the platform passes must exist in them.
+
+Shared by the GPU Operator, EFA device plugin and VPC CNI tests. The defaults are reference data: the
+upstream values files, copied with their source in a header comment (tests/fixtures/charts, or
+../shared/reference for the GPU Operator and Kueue).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "charts"
+
+
+def chart_defaults(name: str) -> dict[str, Any]:
+    return yaml.safe_load((FIXTURES / name).read_text())
+
+
+def unknown_keys(values: dict[str, Any], defaults: Any, path: str = "") -> list[str]:
+    """Key paths of `values` that the chart defaults do not have. Below a default that is an empty map
+    (labels, annotations) or a non-map (lists, scalars) any content is the user's."""
+    out: list[str] = []
+    for key, value in values.items():
+        here = f"{path}.{key}" if path else key
+        if not isinstance(defaults, dict) or key not in defaults:
+            out.append(here)
+            continue
+        default = defaults[key]
+        if isinstance(value, dict) and isinstance(default, dict) and default:
+            out.extend(unknown_keys(value, default, here))
+    return out
