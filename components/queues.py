@@ -20,7 +20,7 @@ import pulumi_kubernetes as k8s
 
 from gpu_platform import conventions as cv
 from gpu_platform.kueue_config import KUEUE_CHART, chart_values
-from gpu_platform.plan import Plan, PoolPlan, QuotaPlan, TeamPlan
+from gpu_platform.plan import Plan, PoolPlan, QuotaPlan, TeamPlan, cpu_quantity, memory_quantity
 
 from .platform_namespace import platform_namespace
 
@@ -147,7 +147,7 @@ def _limits(q: QuotaPlan, resource: str) -> dict[str, str]:
 def _cpu_only_limits(team: TeamPlan, resource: str) -> dict[str, str]:
     """The CPU-only flavor: the team's namespace allowance of CPU and memory, no GPU, never borrowed (a
     team's CPU-only work must not eat into a sibling's)."""
-    nominal = {CPU: f"{team.cpu_only_cpu_millis}m", MEMORY: f"{team.cpu_only_memory_mib}Mi"}.get(resource, "0")
+    nominal = {CPU: cpu_quantity(team.cpu_only_cpu_millis), MEMORY: memory_quantity(team.cpu_only_memory_mib)}.get(resource, "0")
     out = {"name": resource, "nominalQuota": nominal}
     if team.cohort is not None:
         out["borrowingLimit"] = "0"

@@ -31,6 +31,23 @@ CONTAINER_DEFAULT_REQUEST: dict[str, str] = {"cpu": "250m", "memory": "512Mi"}
 CONTAINER_DEFAULT_LIMIT: dict[str, str] = {"cpu": "2", "memory": "4Gi"}
 
 
+def cpu_quantity(millis: int) -> str:
+    """CPU in the canonical form the API server stores (4000m -> "4", 95224m stays), so what the stack sends
+    is what it reads back: a non-canonical quantity in a ClusterQueue is a diff on every preview."""
+    if millis % 1000:
+        return f"{millis}m"
+    cores = millis // 1000
+    return f"{cores // 1000}k" if cores and cores % 1000 == 0 else str(cores)
+
+
+def memory_quantity(mib: int) -> str:
+    """Memory in canonical binary form (16384Mi -> "16Gi"): the largest power-of-1024 suffix that keeps it whole."""
+    for suffix, factor in (("Ti", 1024 * 1024), ("Gi", 1024)):
+        if mib and mib % factor == 0:
+            return f"{mib // factor}{suffix}"
+    return f"{mib}Mi"
+
+
 def reserved_cpu_millis(vcpus: int) -> int:
     cores = [60, 10, 5, 5] + [2.5] * max(0, vcpus - 4)
     return int(sum(cores[:vcpus])) + DAEMONSET_CPU_MILLIS
@@ -141,10 +158,10 @@ class QuotaPlan:
     memory_mib_per_unit: int
 
     def cpu(self, units: int | None) -> str | None:
-        return None if units is None else f"{units * self.cpu_millis_per_unit}m"
+        return None if units is None else cpu_quantity(units * self.cpu_millis_per_unit)
 
     def memory(self, units: int | None) -> str | None:
-        return None if units is None else f"{units * self.memory_mib_per_unit}Mi"
+        return None if units is None else memory_quantity(units * self.memory_mib_per_unit)
 
 
 @dataclass(frozen=True, slots=True)

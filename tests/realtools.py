@@ -158,3 +158,9 @@ def new_engine(backend: Path) -> Engine:
     })
     Path(env["PULUMI_HOME"]).mkdir(parents=True, exist_ok=True)
     return Engine(env=env)
+
+
+def resources_in_state(engine: Engine, stack: str) -> list[dict[str, Any]]:
+    exported = json.loads(engine.pulumi("stack", "export", "--stack", stack).stdout)
+    return [r for r in exported.get("deployment", {}).get("resources") or []
+            if not r["type"].startswith(("pulumi:pulumi:Stack", "pulumi:providers:"))]

@@ -59,7 +59,7 @@ def test_kueue_objects_match_the_plan(deployed: dict, cluster: Cluster) -> None:
             res = {r["name"]: r for r in flavors[q.flavor]["resources"]}[q.resource_name]
             assert int(res["nominalQuota"]) == q.nominal
     flavors = {o["metadata"]["name"] for o in cluster.get("resourceflavors.kueue.x-k8s.io")["items"]}
-    assert flavors == {p.flavor for p in plan.pools}
+    assert flavors == {cv.CPU_FLAVOR, *(p.flavor for p in plan.pools)}
     lqs = cluster.get("localqueues.kueue.x-k8s.io", "--all-namespaces")["items"]
     assert {(o["metadata"]["namespace"], o["spec"]["clusterQueue"]) for o in lqs} == {
         (ns, t.cluster_queue) for t in plan.teams for ns in t.namespaces}
@@ -69,6 +69,9 @@ def test_fake_gpu_nodes_carry_their_pools(deployed: dict, cluster: Cluster) -> N
     nodes = {n["metadata"]["name"]: n for n in cluster.get("nodes")["items"]}
     for want in fake_nodes(plan_of(STACK))["items"]:
         node = nodes[want["metadata"]["name"]]
+        if cv.POOL not in want["metadata"]["labels"]:
+            assert node["spec"].get("taints", []) == []  # a CPU node
+            continue
         for key in cv.POOL_LABEL_KEYS:
             assert node["metadata"]["labels"][key] == want["metadata"]["labels"][key]
         gpu = next(k for k in want["status"]["capacity"] if cv.is_gpu_resource(k))
@@ -224,12 +227,23 @@ def _job(name: str, ns: str, queue: bool) -> dict[str, Any]:
     return job
 
 
-def test_gpu_jobs_need_a_queue_name(deployed: dict, cluster: Cluster) -> None:
+def test_gpu_work_is_always_queued(deployed: dict, cluster: Cluster) -> None:
+    """A Job without a queue name gets the namespace's `default` LocalQueue from Kueue's job webhook; a
+    CronJob, which no Kueue webhook sees, must name it itself or the platform's policy refuses it."""
     team = _team_with_gpu_quota()
     ns, group = team.namespaces[0], team.member_groups[0]
-    ok, err = _submit(cluster, _job("no-queue", ns, queue=False), group)
+    out = cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", "--as", f"user-of-{group}",
+                          "--as-group", group, input=json.dumps(_job("no-queue", ns, queue=False)))
+    defaulted = json.loads(out.stdout)
+    assert defaulted["metadata"]["labels"][cv.QUEUE_NAME_LABEL] == cv.LOCAL_QUEUE_NAME
+    assert defaulted["spec"]["suspend"] is True
+    job = _job("nightly", ns, queue=False)
+    cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": ns},
+            "spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": job["spec"]}}}
+    ok, err = _submit(cluster, cron, group)
     assert not ok and cv.TENANT_WORKLOAD_POLICY in err and cv.QUEUE_NAME_LABEL in err, err
-    ok, err = _submit(cluster, _job("queued", ns, queue=True), group)
+    cron["spec"]["jobTemplate"]["metadata"] = {"labels": {cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME}}
+    ok, err = _submit(cluster, cron, group)
     assert ok, err
 
 
