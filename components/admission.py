@@ -49,9 +49,10 @@ COMPONENT_VALUE = "admission"
 
 @dataclass(frozen=True)
 class WorkloadShape:
-    """Where a kind keeps its pod specs and the labels Kueue reads the queue name from, as CEL."""
+    """Where a kind keeps its pod templates (metadata + spec; a Pod is its own) and the labels Kueue reads
+    the queue name from, as CEL."""
 
-    pod_specs: str
+    pod_templates: str
     queue_labels_owner: str = "object.metadata"
 
 
@@ -59,32 +60,32 @@ class WorkloadShape:
 # Kubeflow training-operator v1, KubeRay v1). CronJob: Kueue reads the label from the jobTemplate's
 # metadata (Kueue docs, "Run a CronJob").
 SHAPES: dict[str, WorkloadShape] = {
-    "Pod": WorkloadShape("[object.spec]"),
-    "ReplicaSet": WorkloadShape("[object.spec.template.spec]"),
-    "DaemonSet": WorkloadShape("[object.spec.template.spec]"),
-    "Job": WorkloadShape("[object.spec.template.spec]"),
-    "CronJob": WorkloadShape("[object.spec.jobTemplate.spec.template.spec]", "object.spec.jobTemplate.metadata"),
-    "Deployment": WorkloadShape("[object.spec.template.spec]"),
-    "StatefulSet": WorkloadShape("[object.spec.template.spec]"),
+    "Pod": WorkloadShape("[object]"),
+    "ReplicaSet": WorkloadShape("[object.spec.template]"),
+    "DaemonSet": WorkloadShape("[object.spec.template]"),
+    "Job": WorkloadShape("[object.spec.template]"),
+    "CronJob": WorkloadShape("[object.spec.jobTemplate.spec.template]", "object.spec.jobTemplate.metadata"),
+    "Deployment": WorkloadShape("[object.spec.template]"),
+    "StatefulSet": WorkloadShape("[object.spec.template]"),
     "JobSet": WorkloadShape(
-        "(has(object.spec.replicatedJobs) ? object.spec.replicatedJobs.map(r, r.template.spec.template.spec) : [])"
+        "(has(object.spec.replicatedJobs) ? object.spec.replicatedJobs.map(r, r.template.spec.template) : [])"
     ),
     "LeaderWorkerSet": WorkloadShape(
-        "[object.spec.leaderWorkerTemplate.workerTemplate.spec] + "
+        "[object.spec.leaderWorkerTemplate.workerTemplate] + "
         "(has(object.spec.leaderWorkerTemplate.leaderTemplate) ? "
-        "[object.spec.leaderWorkerTemplate.leaderTemplate.spec] : [])"
+        "[object.spec.leaderWorkerTemplate.leaderTemplate] : [])"
     ),
     "PyTorchJob": WorkloadShape(
-        "object.spec.pytorchReplicaSpecs.map(k, object.spec.pytorchReplicaSpecs[k].template.spec)"
+        "object.spec.pytorchReplicaSpecs.map(k, object.spec.pytorchReplicaSpecs[k].template)"
     ),
     "RayCluster": WorkloadShape(
-        "[object.spec.headGroupSpec.template.spec] + "
-        "(has(object.spec.workerGroupSpecs) ? object.spec.workerGroupSpecs.map(w, w.template.spec) : [])"
+        "[object.spec.headGroupSpec.template] + "
+        "(has(object.spec.workerGroupSpecs) ? object.spec.workerGroupSpecs.map(w, w.template) : [])"
     ),
     "RayJob": WorkloadShape(
-        "(has(object.spec.rayClusterSpec) ? [object.spec.rayClusterSpec.headGroupSpec.template.spec] + "
+        "(has(object.spec.rayClusterSpec) ? [object.spec.rayClusterSpec.headGroupSpec.template] + "
         "(has(object.spec.rayClusterSpec.workerGroupSpecs) ? "
-        "object.spec.rayClusterSpec.workerGroupSpecs.map(w, w.template.spec) : []) : [])"
+        "object.spec.rayClusterSpec.workerGroupSpecs.map(w, w.template) : []) : [])"
     ),
 }
 
@@ -178,7 +179,7 @@ def tolerates_gpu_taint(spec: str) -> str:
 
 def variables(apis: list[tuple[str, str, str, str]], queueable: list[str] | None = None) -> list[dict[str, str]]:
     kinds = [api[3] for api in apis]
-    pod_specs = _kind_switch({k: SHAPES[k].pod_specs for k in kinds}, "[]")
+    pod_templates = _kind_switch({k: SHAPES[k].pod_templates for k in kinds}, "[]")
     owners = {k: SHAPES[k].queue_labels_owner for k in kinds}
     queue_labels = _kind_switch(
         {
@@ -195,8 +196,10 @@ def variables(apis: list[tuple[str, str, str, str]], queueable: list[str] | None
     )
     pc = cel_string(cv.PRIORITY_CLASS_LABEL)
     allowed = cel_string(cv.ALLOWED_PRIORITIES_ANNOTATION)
+    topo = cel_string(cv.TOPOLOGY_RESOURCES_ANNOTATION)
     return [
-        {"name": "podSpecs", "expression": pod_specs},
+        {"name": "podTemplates", "expression": pod_templates},
+        {"name": "podSpecs", "expression": "variables.podTemplates.map(t, t.spec)"},
         {"name": "requestsGpus", "expression": f"variables.podSpecs.exists(s, {containers('s')}.exists(c, {asks_gpu}))"},
         {"name": "gpuLessSpecs", "expression": (
             f"variables.podSpecs.filter(s, !{containers('s')}.exists(c, {asks_gpu}))")},
@@ -218,6 +221,10 @@ def variables(apis: list[tuple[str, str, str, str]], queueable: list[str] | None
         {"name": "allowedPriorities", "expression": (
             f"has(namespaceObject.metadata.annotations) && {allowed} in namespaceObject.metadata.annotations ? "
             f"namespaceObject.metadata.annotations[{allowed}].split(',') : []")},
+        {"name": "topologyResources", "expression": (
+            f"has(namespaceObject.metadata.annotations) && {topo} in namespaceObject.metadata.annotations && "
+            f"namespaceObject.metadata.annotations[{topo}] != '' ? "
+            f"namespaceObject.metadata.annotations[{topo}].split(',') : []")},
         {"name": "team", "expression": (
             f"has(namespaceObject.metadata.labels) && {cel_string(cv.TEAM)} in namespaceObject.metadata.labels ? "
             f"namespaceObject.metadata.labels[{cel_string(cv.TEAM)}] : request.namespace")},
@@ -286,6 +293,22 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
                 f"work; work without GPUs is admitted on the {cv.CPU_FLAVOR!r} flavor and runs on CPU nodes"
             ),
             "reason": "Forbidden",
+        },
+        {
+            "expression": (
+                "variables.podTemplates.all(t, "
+                f"!{containers('t.spec')}.exists(c, has(c.resources) && has(c.resources.limits) && "
+                "c.resources.limits.exists(r, r in variables.topologyResources)) || "
+                "(has(t.metadata) && has(t.metadata.annotations) && "
+                f"{cel_list(cv.TAS_ANNOTATIONS)}.exists(a, a in t.metadata.annotations)))"
+            ),
+            "messageExpression": (
+                "'the team\\'s ' + variables.topologyResources.join(', ') + ' come only from topology-aware pools, "
+                "where Kueue admits a pod set only if it asks for a topology: annotate the pod template with "
+                f"{cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION}: {cv.TAS_PREFERRED_LEVEL} (or another Kueue topology "
+                "annotation); python -m gpu_platform job sets it'"
+            ),
+            "reason": "Invalid",
         },
         {
             "expression": (

@@ -373,6 +373,9 @@ CPU_FLAVOR = "cpu-only"
 # Which platform priorities a team may use: the team's namespaces carry the allowed names (comma
 # separated) in this annotation, which the admission policy reads (tenants cannot edit namespaces).
 ALLOWED_PRIORITIES_ANNOTATION = f"{PREFIX}/allowed-priorities"
+# ... and the GPU resources the team gets only from topology-aware pools (comma separated): pod templates
+# that ask for them must carry a Kueue topology annotation (TAS_ANNOTATIONS), or they could never be admitted.
+TOPOLOGY_RESOURCES_ANNOTATION = f"{PREFIX}/topology-resources"
 # Admission: the ValidatingAdmissionPolicy that keeps tenants inside their granted priorities and off
 # GPU nodes they do not pay for.
 TENANT_PRIORITY_POLICY = f"tenant-priorities.{PREFIX}"

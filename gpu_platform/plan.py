@@ -202,6 +202,8 @@ class TeamPlan:
     # without GPUs, the same allowance its ResourceQuota adds on top of the GPU-derived CPU and memory.
     cpu_only_cpu_millis: int = 0
     cpu_only_memory_mib: int = 0
+    # GPU resource names the team gets only from topology-aware pools (no non-TAS pool of the team has them).
+    topology_resources: tuple[str, ...] = ()
 
     @property
     def allowed_priority_classes(self) -> tuple[str, ...]:
@@ -211,7 +213,10 @@ class TeamPlan:
     @property
     def namespace_annotations(self) -> dict[str, str]:
         """What admission reads from a team namespace: the priority classes the team may use."""
-        return {cv.ALLOWED_PRIORITIES_ANNOTATION: ",".join(self.allowed_priority_classes)}
+        return {
+            cv.ALLOWED_PRIORITIES_ANNOTATION: ",".join(self.allowed_priority_classes),
+            cv.TOPOLOGY_RESOURCES_ANNOTATION: ",".join(self.topology_resources),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -458,6 +463,9 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
         namespace_quota=hard,
         usd_per_hour_nominal=round(cost, 2),
         allowed_priorities=allowed,
+        topology_resources=tuple(sorted(
+            {pools[q].resource_name for q in team.quotas if pools[q].topology}
+            - {pools[q].resource_name for q in team.quotas if not pools[q].topology})),
         cpu_only_cpu_millis=lim.cpu * 1000,
         cpu_only_memory_mib=lim.memoryGiB * 1024,
     )

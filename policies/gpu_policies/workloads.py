@@ -6,12 +6,14 @@ catch it in preview for what the program deploys. Any Kubernetes object with a p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Callable
 
 from gpu_platform import conventions as cv
 
 from . import objects as o
-from .framework import Config, GuardrailResourcePolicy, Report, Resource, quoted
+from . import stackindex as ix
+from .framework import Config, GuardrailResourcePolicy, GuardrailStackPolicy, Report, Resource, StackReport, guarded, quoted
 from .settings import SYSTEM_NAMESPACES
 
 HOST_NAMESPACES = ("hostNetwork", "hostPID", "hostIPC")
@@ -79,6 +81,61 @@ def check_no_privileged(r: Resource, cfg: Config, report: Report) -> None:
                 report(f"{path} is privileged in a tenant namespace")
 
 
+def check_no_gpu_squatting(r: Resource, cfg: Config, report: Report) -> None:
+    """A pod that requests no GPU but tolerates the GPU taint would sit on a GPU node nobody pays for."""
+    taint = o.gpu_taint()
+    for ps in _tenant_pod_specs(r, cfg):
+        asks = any(o.gpu_resources(c, f) for _, c in ps.containers() for f in ("limits", "requests"))
+        if not asks and o.tolerated(ps.spec.get("tolerations"), taint):
+            report(f"{ps.path} requests no GPU but tolerates the GPU taint {taint}: it could occupy a GPU node "
+                   f"(work without GPUs runs on the {cv.CPU_FLAVOR!r} flavor, on CPU nodes)")
+        if o.text(ps.spec.get("nodeName")):
+            report(f"{ps.path} sets nodeName: it would bypass the scheduler, the node taints and Kueue")
+
+
+def check_granted_priorities(resources: Sequence[Resource], cfg: Config, report: StackReport) -> None:
+    """Team namespaces name the priorities their team may use (the annotation admission reads), never the
+    platform's system tier, and the stack's own workloads stay inside them."""
+    tenants = ix.tenant_namespaces(resources, cfg.strings(SYSTEM_NAMESPACES), report)
+    classes = {o.object_name(r.props, r.name) for r in resources if o.is_kind(r.type, "PriorityClass", "scheduling.k8s.io")}
+    system_tier = cv.priority_class_name(cv.RESERVED_PRIORITY_CLASS_PREFIX)
+    granted: dict[str, list[str]] = {}
+    for name, ns in sorted(tenants.items()):
+        def read(ns=ns) -> None:
+            raw = o.annotations(ns.resource.props).get(cv.ALLOWED_PRIORITIES_ANNOTATION)
+            if raw is None:
+                report(ns.resource, f"tenant namespace {ns.name!r} has no {cv.ALLOWED_PRIORITIES_ANNOTATION} "
+                       "annotation: admission would refuse every priority, and the team's grant is not declared")
+                return
+            names = [n for n in str(raw).split(",") if n]
+            granted[ns.name] = names
+            system = [n for n in names if n.startswith(system_tier)]
+            if system:
+                report(ns.resource, f"tenant namespace {ns.name!r} is granted system priorities {quoted(system)}: "
+                       "a tenant with them preempts the platform itself")
+            unknown = sorted(set(names) - classes) if classes else []
+            if unknown:
+                report(ns.resource, f"tenant namespace {ns.name!r} is granted {quoted(unknown)}, which are not "
+                       f"PriorityClasses of the stack ({quoted(sorted(classes))})")
+        guarded(report, ns.resource, read)
+    for r in resources:
+        if not o.may_hold_pods(r.type):
+            continue
+        ns_name = o.object_namespace(r.props)
+        if ns_name not in granted:
+            continue
+
+        def check(r: Resource = r, allowed: list[str] = granted[ns_name]) -> None:
+            used = {o.text(o.labels(r.props).get(cv.PRIORITY_CLASS_LABEL))}
+            used |= {o.text(ps.spec.get("priorityClassName")) for ps in o.pod_specs(r.props)}
+            used |= {o.text(ps.template_labels.get(cv.PRIORITY_CLASS_LABEL)) for ps in o.pod_specs(r.props)}
+            beyond = sorted(u for u in used if u and u not in allowed)
+            if beyond:
+                report(r, f"uses priority {quoted(beyond)}, not granted to namespace {ns_name!r} "
+                       f"(granted: {quoted(allowed)})")
+        guarded(report, r, check)
+
+
 def _policy(name: str, description: str, check: Callable[[Resource, Config, Report], None]) -> GuardrailResourcePolicy:
     return GuardrailResourcePolicy(name, description, check, o.may_hold_pods, settings=(SYSTEM_NAMESPACES,))
 
@@ -93,4 +150,13 @@ POLICIES = [
     _policy("workload-no-host-access", "Pods in tenant namespaces use no host network, PID or IPC namespace and no hostPath.",
             check_no_host_access),
     _policy("workload-no-privileged", "Containers in tenant namespaces are not privileged.", check_no_privileged),
+    _policy("workload-no-gpu-squatting", "Pods in tenant namespaces that request no GPU do not tolerate the GPU "
+            "taint, and no pod sets nodeName.", check_no_gpu_squatting),
+    GuardrailStackPolicy(
+        "tenant-priorities",
+        "Tenant namespaces declare the priorities their team is granted (never the system tier), and workloads "
+        "in them use only those.",
+        check_granted_priorities,
+        settings=(SYSTEM_NAMESPACES,),
+    ),
 ]

@@ -30,9 +30,12 @@ def pod(ns: str, name: str, gpus: int = 0, **spec: Any) -> dict[str, Any]:
     limits: dict[str, str] = {"cpu": "1", "memory": "1Gi"}
     if gpus:
         limits[cv.GPU_RESOURCE] = str(gpus)
+    # Whole GPUs come from the topology-aware train pool: a GPU pod asks for a topology, as the template does.
+    annotations = {cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION: cv.TAS_PREFERRED_LEVEL} if gpus else {}
     return {
         "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": ns, "labels": {cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME}},
+        "metadata": {"name": name, "namespace": ns, "labels": {cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME},
+                     "annotations": annotations},
         "spec": {"containers": [{"name": "main", "image": "busybox:1.37",
                                  "resources": {"limits": limits, "requests": {"cpu": "1", "memory": "1Gi"}}}],
                  **spec},
@@ -142,3 +145,14 @@ def test_an_owner_reference_does_not_exempt_a_tenants_own_pod(platform: Live) ->
         assert WORKLOADS in err and "workloads that request GPUs must name a Kueue LocalQueue" in err
     finally:
         live.kubectl("delete", "configmap", "owner", "-n", ns, check=False)
+
+
+def test_gpu_work_on_topology_aware_pools_must_ask_for_a_topology(live: Live) -> None:
+    """alpha's whole GPUs come only from the topology-aware train pool, whose flavor admits a pod set only
+    if it asks for a topology (its ClusterQueue also has the CPU-only flavor, so Kueue implies nothing):
+    without the annotation the job would wait forever, so admission refuses it and says what to add."""
+    (job,) = live.job("alpha", "train", 2, "no-topology")
+    del job["spec"]["template"]["metadata"]["annotations"][cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION]
+    err = refused(live, job, "alpha")
+    assert WORKLOADS in err and f"the team's {cv.GPU_RESOURCE} come only from topology-aware pools" in err
+    assert f"{cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION}: {cv.TAS_PREFERRED_LEVEL}" in err

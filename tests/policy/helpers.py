@@ -237,9 +237,13 @@ def meta(name: str, namespace: str | None = None, **extra: Any) -> dict[str, Any
     return m
 
 
+GRANTED_PRIORITIES = "training,research,development"
+
+
 def namespace(team: Team, level: str = "baseline") -> dict[str, Any]:
     m = meta(team.name)
     m["labels"].update({**team.labels, cv.PSA_ENFORCE: level})
+    m["annotations"] = {cv.ALLOWED_PRIORITIES_ANNOTATION: GRANTED_PRIORITIES}
     return res(NAMESPACE, f"ns-{team.name}", {"apiVersion": "v1", "kind": "Namespace", "metadata": m})
 
 
@@ -338,10 +342,19 @@ def gpu_pod_spec(resource: str = cv.GPU_RESOURCE, **extra: Any) -> dict[str, Any
     }
 
 
-def job(namespace: str, spec: dict[str, Any], queue: bool = True, name: str = "job") -> dict[str, Any]:
+def cpu_pod_spec(**extra: Any) -> dict[str, Any]:
+    """A pod spec without GPUs."""
+    return {"containers": [{"name": "main", "image": "registry.example/prep:1.0",
+                            "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}], **extra}
+
+
+def job(namespace: str, spec: dict[str, Any], queue: bool = True, name: str = "job",
+        priority: str | None = None) -> dict[str, Any]:
     m = meta(name, namespace)
     if queue:
         m["labels"][cv.QUEUE_NAME_LABEL] = cv.LOCAL_QUEUE_NAME
+    if priority:
+        m["labels"][cv.PRIORITY_CLASS_LABEL] = priority
     return res(JOB, f"job-{name}", {"apiVersion": "batch/v1", "kind": "Job", "metadata": m,
                                      "spec": {"template": {"spec": spec}}})
 

@@ -240,6 +240,19 @@ def add_latest_image(r: Resources, stack: str) -> str:
     return "job-seeded"
 
 
+def grant_system_priority(r: Resources, stack: str) -> str:
+    ns = obj(r, "Namespace", first_team(stack))
+    ns["inputs"]["metadata"]["annotations"][cv.ALLOWED_PRIORITIES_ANNOTATION] += "," + cv.priority_class_name("system-critical")
+    return ns["name"]
+
+
+def add_squatting_job(r: Resources, stack: str) -> str:
+    spec = {"containers": [{"name": "m", "image": "registry.example/prep:1.0"}],
+            "tolerations": [{"key": cv.GPU_TAINT_KEY, "operator": "Exists"}]}
+    r.append(job(first_team(stack), spec, name="seeded"))
+    return "job-seeded"
+
+
 def drop_managed_by(r: Resources, stack: str) -> str:
     ns = obj(r, "Namespace", first_team(stack))
     del ns["inputs"]["metadata"]["labels"][cv.MANAGED_BY]
@@ -251,6 +264,8 @@ MUTATIONS: list[tuple[str, Callable[[Resources, str], str], tuple[str, ...]]] = 
     ("workload-no-privileged", add_privileged_pod, STACKS),
     ("workload-no-host-access", add_host_network_job, ("local",)),
     ("workload-queue-name", add_unqueued_gpu_job, ("local",)),
+    ("workload-no-gpu-squatting", add_squatting_job, ("local",)),
+    ("tenant-priorities", grant_system_priority, ("prod",)),
     ("cluster-queue-namespace-selector", clear_selector, STACKS),
     ("gpu-node-group-labels", remove_pool_label, ("staging", "prod")),
     ("resource-flavor-matches-pool", remove_flavor_pool_label, STACKS),

@@ -69,6 +69,8 @@ CASES: dict[str, Callable[[World], None]] = {
     "workload-queue-name": with_job({**gpu_pod_spec(), "containers": ARRAY}),
     "workload-gpu-limits-only": with_job({**gpu_pod_spec(), "containers": [{"name": "m", "resources": OBJECT}]}),
     "workload-no-host-access": with_job(gpu_pod_spec(hostPID=BOOLEAN)),
+    "workload-no-gpu-squatting": with_job({"containers": [{"name": "m", "image": "x:1"}], "tolerations": ARRAY}),
+    "tenant-priorities": at("ns-alpha", "metadata", "annotations", value=OBJECT),
     "workload-no-privileged": with_job({**gpu_pod_spec(), "containers": [{"name": "m", "securityContext": OBJECT}]}),
     "helm-chart-pinned": at("gpu-operator", "version", value=STRING),
     "image-tags-pinned": with_job({**gpu_pod_spec(), "containers": [{"name": "m", "image": STRING}]}),

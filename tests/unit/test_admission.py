@@ -138,7 +138,7 @@ def test_an_enabled_integration_extends_the_match() -> None:
 def test_every_matched_kind_has_its_pod_specs_located() -> None:
     every = plan_with(list(cv.KUEUE_INTEGRATION_APIS))
     spec = policy_spec(every)
-    pod_specs = next(v for v in spec["variables"] if v["name"] == "podSpecs")["expression"]
+    pod_specs = next(v for v in spec["variables"] if v["name"] == "podTemplates")["expression"]
     for _group, _version, _plural, kind in matched_apis(every):
         assert f"request.kind.kind == '{kind}'" in pod_specs, kind
 
