@@ -158,7 +158,8 @@ def chart_values(plan: Plan) -> dict[str, Any]:
             "controllerManagerConfigYaml": yaml.safe_dump(controller_config(plan), sort_keys=False),
         },
         # Off: the monitoring component makes Kueue's ServiceMonitor itself, with the `release` label
-        # Prometheus selects on; the chart's own would lack it, or scrape Kueue twice.
+        # Prometheus selects on; the chart's own would lack it, or scrape Kueue twice. (With it off the
+        # chart reads no `metrics.prometheusNamespace`: templates/prometheus/*.yaml are all inside
+        # `if .Values.enablePrometheus`, which the rendered-chart test proved by finding the key ignored.)
         "enablePrometheus": False,
-        "metrics": {"prometheusNamespace": cv.MONITORING_NAMESPACE},
     }
