@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(shell scripts/toolchain --print-path 2>/d
 # machine run the official Pulumi CLI, and scripts/pulumi-env installs their provider plugins.
 ENGINE := $(if $(filter local,$(STACK)),toolchain,$(if $(filter 1,$(GPU_PLATFORM_OFFLINE)),toolchain,))
 
-.PHONY: help venv toolchain validate plan render check test test-unit test-integration preview up down refresh cluster-start cluster-stop bench clean
+.PHONY: help venv toolchain validate plan render check test test-unit test-integration test-live preview up down refresh cluster-start cluster-stop bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -39,10 +39,17 @@ render: venv  ## render STACK under mocks into .local/render/STACK
 check: venv  ## run the policy pack over STACK's resources without the engine
 	$(PY) -m gpu_platform check --stack $(STACK)
 
-test-unit: venv  ## spec, plan, components under mocks, policy pack (fast, no engine)
-	$(PY) -m pytest -q tests/unit tests/policy
+test-unit: venv  ## spec, plan, components under mocks, policy pack, promtool and actionlint (fast, no engine)
+	scripts/toolchain promtool actionlint
+	$(PY) -m pytest -q tests/unit tests/policy tests/promtool
 
-test: venv toolchain  ## every test layer, including the real engine and the local API server
+test-integration: venv toolchain  ## the real engine and the local stack on the live local cluster
+	$(PY) -m pytest -q tests/integration
+
+test-live: venv toolchain  ## queues, preemption and tenants on the live local cluster (real Kueue, scheduler, KWOK)
+	$(PY) -m pytest -q tests/live
+
+test: venv toolchain  ## every test layer: unit, policy, promtool, integration and live
 	$(PY) -m pytest -q tests
 
 preview: venv $(ENGINE)  ## real `pulumi preview` of STACK with the policy pack

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,29 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ("local", "staging", "prod")
+TOOL_BIN = Path(os.environ.get("GPU_PLATFORM_CACHE", Path.home() / ".cache" / "gpu-platform")) / "bin"
+
+
+def tool(name: str) -> Path | None:
+    """A tool from the cache (scripts/toolchain) or, failing that, from PATH."""
+    cached = TOOL_BIN / name
+    if cached.is_file() and os.access(cached, os.X_OK):
+        return cached
+    found = shutil.which(name)
+    return Path(found) if found else None
+
+
+def require_tools(*names: str) -> list[Path]:
+    """The one rule for every layer: a missing real tool fails the test under CI (CI set), where a skip
+    would pass a run that tested nothing, and skips elsewhere with the command that builds it."""
+    found = {n: tool(n) for n in names}
+    missing = [n for n, p in found.items() if p is None]
+    if missing:
+        message = f"missing {', '.join(missing)} (tool cache {TOOL_BIN} or PATH): run scripts/toolchain {' '.join(missing)}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return [found[n] for n in names]  # type: ignore[misc]
 
 
 @functools.cache

@@ -7,7 +7,6 @@ from Go modules) or PATH. When it is missing these tests fail in CI (env CI set)
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -18,7 +17,7 @@ import pytest
 import yaml
 
 from components import alerts, dashboards
-from tests.conftest import plan_of, rendered
+from tests.conftest import plan_of, rendered, require_tools
 
 HERE = Path(__file__).resolve().parent
 TEST_FILES = sorted(HERE.glob("*.test.yaml"))
@@ -28,23 +27,10 @@ DASHBOARD_RULES = "dashboards.rules.yaml"
 STACK = "prod"
 
 
-def find_promtool() -> str | None:
-    cache = Path(os.environ.get("GPU_PLATFORM_CACHE", Path.home() / ".cache" / "gpu-platform")) / "bin" / "promtool"
-    if cache.is_file() and os.access(cache, os.X_OK):
-        return str(cache)
-    return shutil.which("promtool")
-
-
 @pytest.fixture(scope="module")
 def promtool() -> str:
-    path = find_promtool()
-    if path is None:
-        reason = ("promtool is not in the tool cache (${GPU_PLATFORM_CACHE:-~/.cache/gpu-platform}/bin) or on "
-                  "PATH; build it with scripts/tools/promtool.sh")
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason + " (CI is not set: skipping)")
-    return path
+    (path,) = require_tools("promtool")
+    return str(path)
 
 
 def deployed_groups() -> list[dict[str, Any]]:

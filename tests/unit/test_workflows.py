@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-from pathlib import Path
 
-import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, require_tools
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
-ACTIONLINT = Path(os.environ.get("GPU_PLATFORM_CACHE", Path.home() / ".cache" / "gpu-platform")) / "bin" / "actionlint"
-
-
 def test_actionlint_is_clean() -> None:
-    if not ACTIONLINT.exists():
-        message = f"{ACTIONLINT} missing: run scripts/toolchain actionlint"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    result = subprocess.run([str(ACTIONLINT), *map(str, WORKFLOWS)], capture_output=True, text=True, timeout=120)
+    (actionlint,) = require_tools("actionlint")
+    result = subprocess.run([str(actionlint), *map(str, WORKFLOWS)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
