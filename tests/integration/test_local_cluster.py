@@ -174,7 +174,10 @@ def _pod(name: str, ns: str, gpus: int | None = None, queue: bool = True, **spec
         container["resources"]["limits"][cv.GPU_RESOURCE] = str(gpus)
     pod_spec = {"containers": [container], **spec}
     labels = {cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME} if queue else {}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns, "labels": labels},
+    # The local stack's whole GPUs come only from its topology-aware train pool: GPU pods ask for a topology.
+    annotations = {cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION: cv.TAS_PREFERRED_LEVEL} if gpus else {}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "labels": labels, "annotations": annotations},
             "spec": pod_spec}
 
 
@@ -222,7 +225,8 @@ def _job(name: str, ns: str, queue: bool) -> dict[str, Any]:
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": name, "namespace": ns,
                      "labels": {cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME} if queue else {}},
-        "spec": {"suspend": True, "template": {"spec": {**pod["spec"], "restartPolicy": "Never"}}},
+        "spec": {"suspend": True, "template": {"metadata": {"annotations": pod["metadata"]["annotations"]},
+                                               "spec": {**pod["spec"], "restartPolicy": "Never"}}},
     }
     return job
 
