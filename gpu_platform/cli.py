@@ -1,4 +1,4 @@
-"""`python -m gpu_platform validate | plan | render | check | nodes | job | kueue-config | plugins`.
+"""`python -m gpu_platform validate | plan | render | check | nodes | job | kueue-config | simulate | plugins`.
 
 Exit codes: 0 ok, 1 policy violations (check), 2 invalid input (bad config, bad YAML, missing file).
 No traceback reaches the user for any bad input: every error names the file or config path.
@@ -316,6 +316,18 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _simulate_arguments(p: argparse.ArgumentParser) -> None:
+    from simulator.cli import add_arguments
+
+    add_arguments(p)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from simulator.cli import run
+
+    return run(args)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m gpu_platform", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -362,6 +374,9 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("--stack", required=True)
     k.add_argument("--values", action="store_true", help="the Helm values of the Kueue chart instead")
     k.set_defaults(func=cmd_kueue_config)
+    sim = sub.add_parser("simulate", help="replay a workload trace through the live local platform and report")
+    _simulate_arguments(sim)
+    sim.set_defaults(func=cmd_simulate)
     pg = sub.add_parser("plugins", help="the provider plugins (kind name version) a stack's program needs")
     pg.add_argument("--stack", required=True)
     pg.set_defaults(func=cmd_plugins)

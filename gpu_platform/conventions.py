@@ -388,6 +388,9 @@ KWOK_NODE_ANNOTATION_VALUE = "fake"
 # "90s" (KWOK Stage delay.durationFrom, pkg/utils/lifecycle/value_duration_from.go). Without it the pod
 # runs until deleted. Meaningless on a real cluster, where the container's command decides.
 SIM_DURATION_ANNOTATION = f"sim.{PREFIX}/duration"
+# ... and, set to "failed", fails (phase Failed, exit code 1) at that time instead: a run that crashed.
+SIM_OUTCOME_ANNOTATION = f"sim.{PREFIX}/outcome"
+SIM_OUTCOME_FAILED = "failed"
 # ... and, set to "true", never becomes Ready (an image that never pulls, a node that never joins): the
 # all-or-nothing (waitForPodsReady) path.
 SIM_NEVER_READY_ANNOTATION = f"sim.{PREFIX}/never-ready"

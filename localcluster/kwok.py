@@ -5,7 +5,8 @@ pkg/apis/v1alpha1/stage_types.go of sigs.k8s.io/kwok v0.8.0).
 - a pod bound to a simulated node starts at once: Running, Ready, containers running (unless it carries
   SIM_NEVER_READY_ANNOTATION: then it stays Pending, like a pod whose image never pulls);
 - a Running pod with SIM_DURATION_ANNOTATION succeeds that long after it started, so Jobs complete and
-  give their quota back; without it the pod runs until deleted (a server, a notebook);
+  give their quota back (or fails then, with SIM_OUTCOME_ANNOTATION=failed: a crashed run); without it
+  the pod runs until deleted (a server, a notebook);
 - a pod being deleted (a preempted or finished job's pod) disappears, as a kubelet would confirm it.
 """
 
@@ -85,11 +86,35 @@ containerStatuses:
 phase: Succeeded
 """
 
+FAILED_STATUS = """\
+{{ $now := Now }}
+conditions:
+- {type: Initialized, status: "True", lastTransitionTime: {{ $now | Quote }}}
+- {type: Ready, status: "False", reason: PodFailed, lastTransitionTime: {{ $now | Quote }}}
+- {type: ContainersReady, status: "False", reason: PodFailed, lastTransitionTime: {{ $now | Quote }}}
+- {type: PodScheduled, status: "True", lastTransitionTime: {{ $now | Quote }}}
+containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  ready: false
+  started: false
+  restartCount: 0
+  state: {terminated: {exitCode: 1, reason: Error, finishedAt: {{ $now | Quote }}}}
+{{ end }}
+phase: Failed
+"""
+
 NODE_READY_STATUS = """\
 {{ $now := Now }}
 conditions:
 - {type: Ready, status: "True", reason: KubeletReady, message: "simulated node (KWOK)", lastHeartbeatTime: {{ $now | Quote }}, lastTransitionTime: {{ $now | Quote }}}
 """
+
+
+def _run_time() -> dict[str, Any]:
+    """The delay counts from when the pod is seen Running: the job's run time."""
+    return {"durationMilliseconds": 0, "durationFrom": {"expressionFrom": _annotation(cv.SIM_DURATION_ANNOTATION)}}
 
 
 def stages() -> list[dict[str, Any]]:
@@ -108,10 +133,14 @@ def stages() -> list[dict[str, Any]]:
             NOT_DELETED,
             {"key": ".status.phase", "operator": "In", "values": ["Running"]},
             {"key": _annotation(cv.SIM_DURATION_ANNOTATION), "operator": "Exists"},
-        ], {"statusTemplate": SUCCEEDED_STATUS},
-            # The delay counts from when the pod is seen Running: the job's run time.
-            delay={"durationMilliseconds": 0,
-                   "durationFrom": {"expressionFrom": _annotation(cv.SIM_DURATION_ANNOTATION)}}),
+            {"key": _annotation(cv.SIM_OUTCOME_ANNOTATION), "operator": "NotIn", "values": [cv.SIM_OUTCOME_FAILED]},
+        ], {"statusTemplate": SUCCEEDED_STATUS}, delay=_run_time()),
+        _stage("gpu-platform-pod-failed", "Pod", [
+            NOT_DELETED,
+            {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+            {"key": _annotation(cv.SIM_DURATION_ANNOTATION), "operator": "Exists"},
+            {"key": _annotation(cv.SIM_OUTCOME_ANNOTATION), "operator": "In", "values": [cv.SIM_OUTCOME_FAILED]},
+        ], {"statusTemplate": FAILED_STATUS}, delay=_run_time()),
         _stage("gpu-platform-pod-deleted", "Pod",
                [{"key": ".metadata.deletionTimestamp", "operator": "Exists"}],
                {"delete": True, "finalizers": {"empty": True}}),

@@ -9,6 +9,7 @@ Fields (README, "What-if simulation", trace format):
     pods      pods, one per node (default 1)
     duration  how long the job runs once started (seconds or a duration), > 0
     priority  a priority the team is granted (optional)
+    outcome   succeeded (default) or failed: a failed job's pods fail when its duration is up
     name      a label for the job in reports (optional)
 
 A trace is checked whole before anything starts: every problem is reported with its line number and
@@ -28,7 +29,8 @@ from typing import Any, Iterable
 from gpu_platform.jobs import JobError, JobRequest, check
 from gpu_platform.plan import Plan
 
-FIELDS = ("submit", "team", "pool", "units", "pods", "duration", "priority", "name")
+FIELDS = ("submit", "team", "pool", "units", "pods", "duration", "priority", "outcome", "name")
+OUTCOMES = ("succeeded", "failed")
 REQUIRED = ("submit", "team", "pool", "units", "duration")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _FACTOR = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
@@ -44,6 +46,7 @@ class TraceJob:
     pods: int
     duration: float    # seconds once started
     priority: str | None = None
+    outcome: str = "succeeded"
     name: str | None = None
 
     @property
@@ -65,6 +68,10 @@ def seconds(value: Any) -> float:
         raise ValueError(f"{value!r} is not a number of seconds")
     if isinstance(value, (int, float)):
         return float(value)
+    try:
+        return float(str(value))
+    except ValueError:
+        pass
     m = _DURATION.match(str(value))
     if not m:
         raise ValueError(f"{value!r} is not a number of seconds or a duration such as 90s, 10m, 2h")
@@ -139,8 +146,12 @@ def parse(text: str, plan: Plan, source: str = "trace") -> list[TraceJob]:
         if duration <= 0:
             problems.append(f"{where}: duration {duration:g} must be positive")
             continue
+        outcome = str(raw.get("outcome") or "succeeded")
+        if outcome not in OUTCOMES:
+            problems.append(f"{where}: outcome {outcome!r}; valid: {', '.join(OUTCOMES)}")
+            continue
         job = TraceJob(line, submit, str(raw["team"]), str(raw["pool"]), units, pods, duration,
-                       str(raw["priority"]) if raw.get("priority") else None,
+                       str(raw["priority"]) if raw.get("priority") else None, outcome,
                        str(raw["name"]) if raw.get("name") else None)
         problem = _check_against_plan(job, plan)
         if problem:
@@ -175,5 +186,6 @@ def dump_csv(jobs: Iterable[TraceJob]) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(FIELDS)
     for j in jobs:
-        w.writerow([f"{j.submit:g}", j.team, j.pool, j.units, j.pods, f"{j.duration:g}", j.priority or "", j.name or ""])
+        w.writerow([f"{j.submit:.1f}", j.team, j.pool, j.units, j.pods, f"{j.duration:.1f}", j.priority or "", j.outcome,
+                    j.name or ""])
     return out.getvalue()

@@ -1,0 +1,337 @@
+"""What a replay means in the seeds' terms: useful work, not allocated GPUs.
+
+Everything is computed from the recorded events (admissions, evictions, finishes) and the plan, in trace
+seconds; a quota held by an admitted workload counts as allocated from its admission until its finish,
+eviction or the horizon. Definitions (README, What-if simulation, "Reading the report"):
+
+- pool utilization: allocated unit-seconds over capacity unit-seconds, over the saturated window (from the
+  first to the last moment the pool's demand, admitted plus waiting, reached its capacity), and over the
+  whole horizon; idle GPU-hours: capacity not allocated, in GPUs (MIG slices and replicas converted);
+- per team: jobs submitted and finished, wait (first admission minus submission) p50/p95/max over admitted
+  jobs plus the jobs still waiting at the horizon, GPU-hours used against the nominal share, borrowed
+  GPU-hours (use above nominal), lent GPU-hours (what the cohort borrowed, attributed to the teams whose
+  lendable quota was idle, in proportion: Kueue pools lendable quota and does not say whose was taken),
+  preemptions and the GPU-hours they threw away;
+- fairness: Jain's index over the teams that submitted work, of GPU-hours used per nominal GPU-hour;
+- cost per finished job: what the capacity cost over the horizon (useful runs, runs lost to preemption,
+  eviction or failure, runs still going, idle) divided by the jobs that finished successfully.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_platform import conventions as cv
+from gpu_platform.plan import Plan
+
+from .replay import Run
+
+SAMPLES = 240
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    job: int
+    team: str
+    flavor: str
+    units: int
+    start: float
+    end: float
+    ended: str          # finished | failed | evicted | running
+
+    @property
+    def unit_seconds(self) -> float:
+        return self.units * max(0.0, self.end - self.start)
+
+
+def intervals(run: Run) -> list[Interval]:
+    out: list[Interval] = []
+    open_: dict[int, tuple[float, str, int]] = {}
+    for e in run.events:
+        if e.kind == "admitted":
+            open_[e.job] = (e.t, e.flavor, e.units)
+        elif e.kind in ("evicted", "finished") and e.job in open_:
+            start, flavor, units = open_.pop(e.job)
+            ended = "evicted" if e.kind == "evicted" else ("failed" if e.reason == "Failed" else "finished")
+            out.append(Interval(e.job, run.jobs[e.job].team, flavor, units, start, min(e.t, run.horizon), ended))
+    for job, (start, flavor, units) in open_.items():
+        out.append(Interval(job, run.jobs[job].team, flavor, units, start, run.horizon, "running"))
+    return [iv for iv in out if iv.start < run.horizon]
+
+
+def _step_integral(points: list[tuple[float, float]], a: float, b: float) -> float:
+    """Integral over [a, b] of a step function given as (time, value from then on), sorted by time."""
+    total, value, t_prev = 0.0, 0.0, a
+    for t, v in points:
+        if t > b:
+            break
+        if t > a:
+            total += value * (t - t_prev)
+            t_prev = t
+        value = v
+    return total + value * max(0.0, b - t_prev)
+
+
+def _integrate(points: list[tuple[float, float]], H: float, f=lambda v: v) -> float:
+    """Integral over [0, H] of f(step function)."""
+    total, value, t_prev = 0.0, 0.0, 0.0
+    for t, v in points:
+        t = min(max(t, 0.0), H)
+        total += f(value) * (t - t_prev)
+        t_prev, value = t, v
+    return total + f(value) * max(0.0, H - t_prev)
+
+
+def _steps(deltas: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    level = 0.0
+    for t, d in sorted(deltas):
+        level += d
+        if out and out[-1][0] == t:
+            out[-1] = (t, level)
+        else:
+            out.append((t, level))
+    return out
+
+
+def _at(points: list[tuple[float, float]], t: float) -> float:
+    value = 0.0
+    for tp, v in points:
+        if tp > t:
+            break
+        value = v
+    return value
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+def _jain(xs: list[float]) -> float | None:
+    xs = [x for x in xs if x is not None]
+    if not xs or not any(xs):
+        return None
+    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
+
+
+def compute(run: Run, plan: Plan) -> dict[str, Any]:
+    H = run.horizon
+    pools = plan.pools_by_name
+    ivs = intervals(run)
+    submitted_at = {e.job: e.t for e in run.events if e.kind == "submitted"}
+    first_admit: dict[int, float] = {}
+    for e in run.events:
+        if e.kind == "admitted":
+            first_admit.setdefault(e.job, e.t)
+    finished = {e.job: e.reason for e in run.events if e.kind == "finished"}
+
+    # ---- pools -------------------------------------------------------------------------------------
+    alloc_deltas: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for iv in ivs:
+        alloc_deltas[iv.flavor] += [(iv.start, iv.units), (iv.end, -iv.units)]
+    # Demand: admitted plus waiting, on the pool the trace asked for.
+    wait_deltas: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    admits_by_job: dict[int, list[Interval]] = defaultdict(list)
+    for iv in ivs:
+        admits_by_job[iv.job].append(iv)
+    for job, t_sub in submitted_at.items():
+        j = run.jobs[job]
+        pending_from = t_sub
+        for iv in sorted(admits_by_job.get(job, []), key=lambda x: x.start):
+            wait_deltas[j.pool] += [(pending_from, j.total_units), (iv.start, -j.total_units)]
+            pending_from = iv.end if iv.ended == "evicted" else H + 1
+        if pending_from <= H:
+            wait_deltas[j.pool] += [(pending_from, j.total_units), (H, -j.total_units)]
+    grid = [H * i / SAMPLES for i in range(SAMPLES + 1)]
+    pool_report: dict[str, Any] = {}
+    series: dict[str, list[float]] = {}
+    for p in plan.pools:
+        cap = p.capacity_units
+        alloc = _steps(alloc_deltas.get(p.flavor, []))
+        demand = _steps(alloc_deltas.get(p.flavor, []) + wait_deltas.get(p.name, []))
+        saturated = [t for t, v in demand if v >= cap] if cap else []
+        window = None
+        if saturated:
+            # from the first moment demand reached capacity to the last moment it still did
+            last = max(t for t, _ in demand if _at(demand, t) >= cap)
+            ends = [t for t, _ in demand if t > last]
+            window = (saturated[0], ends[0] if ends else H)
+        used = _step_integral(alloc, 0.0, H)
+        util_all = used / (cap * H) if cap and H else 0.0
+        util_sat = (_step_integral(alloc, *window) / (cap * (window[1] - window[0]))
+                    if window and window[1] > window[0] else None)
+        price = p.usd_per_node_hour / p.units_per_node
+        pool_report[p.name] = {
+            "capacity_units": cap,
+            "resource": p.resource_name,
+            "utilization": round(util_all, 4),
+            "utilization_saturated": None if util_sat is None else round(util_sat, 4),
+            "saturated_window_h": None if window is None else [round(window[0] / 3600, 3), round(window[1] / 3600, 3)],
+            "idle_gpu_hours": round((cap * H - used) / p.units_per_gpu / 3600, 2),
+            "usd_per_unit_hour": round(price, 4),
+        }
+        series[p.name] = [_at(alloc, t) / cap if cap else 0.0 for t in grid]
+
+    # ---- teams -------------------------------------------------------------------------------------
+    team_report: dict[str, Any] = {}
+    used_per_nominal: list[float] = []
+    queue_series: dict[str, list[int]] = {}
+    waits_by_team: dict[str, list[float]] = {}
+    usage_steps: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    by_team_flavor: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    for iv in ivs:
+        by_team_flavor[(iv.team, iv.flavor)] += [(iv.start, iv.units), (iv.end, -iv.units)]
+    for key, d in by_team_flavor.items():
+        usage_steps[key] = _steps(d)
+    lent = _lent(plan, usage_steps, H)
+    for t in plan.teams:
+        mine = [i for i, j in enumerate(run.jobs) if j.team == t.name and i in submitted_at]
+        waits = [first_admit[i] - submitted_at[i] for i in mine if i in first_admit]
+        still = [H - submitted_at[i] for i in mine if i not in first_admit]
+        ok = [i for i in mine if finished.get(i) == "Succeeded"]
+        failed = [i for i in mine if finished.get(i) == "Failed"]
+        my_ivs = [iv for iv in ivs if iv.team == t.name]
+        gpu_h = lambda iv: iv.unit_seconds / pools[iv.flavor].units_per_gpu / 3600 if iv.flavor in pools else 0.0  # noqa: E731
+        used = sum(gpu_h(iv) for iv in my_ivs)
+        nominal = sum(q.nominal / pools[q.pool].units_per_gpu for q in t.quotas) * H / 3600
+        borrowed = 0.0
+        for q in t.quotas:
+            steps = usage_steps.get((t.name, q.flavor), [])
+            over = _integrate(steps, H, lambda v, n=q.nominal: max(0.0, v - n))
+            borrowed += over / pools[q.pool].units_per_gpu / 3600
+        preempted = [iv for iv in my_ivs if iv.ended == "evicted"]
+        lost = sum(gpu_h(iv) for iv in my_ivs if iv.ended in ("evicted", "failed"))
+        team_report[t.name] = {
+            "submitted": len(mine),
+            "finished": len(ok),
+            "failed": len(failed),
+            "waiting_at_end": len(still),
+            "wait_p50_h": _h(percentile(waits, 0.5)),
+            "wait_p95_h": _h(percentile(waits, 0.95)),
+            "wait_max_h": _h(max(waits + still) if waits or still else None),
+            "gpu_hours_used": round(used, 2),
+            "gpu_hours_nominal": round(nominal, 2),
+            "borrowed_gpu_hours": round(borrowed, 2),
+            "lent_gpu_hours": round(lent.get(t.name, 0.0), 2),
+            "preemptions": sum(1 for iv in preempted if not iv_reason_timeout(run, iv)),
+            "pods_ready_timeouts": sum(1 for iv in preempted if iv_reason_timeout(run, iv)),
+            "gpu_hours_lost": round(lost, 2),
+        }
+        if mine and nominal:
+            used_per_nominal.append(used / nominal)
+        waits_by_team[t.name] = waits
+        # queue depth: jobs submitted and not (yet, or any more) admitted
+        deltas = []
+        for i in mine:
+            pending_from = submitted_at[i]
+            for iv in sorted(admits_by_job.get(i, []), key=lambda x: x.start):
+                deltas += [(pending_from, 1), (iv.start, -1)]
+                pending_from = iv.end if iv.ended == "evicted" else H + 1
+            if pending_from <= H:
+                deltas += [(pending_from, 1), (H, -1)]
+        q = _steps(deltas)
+        queue_series[t.name] = [int(_at(q, tt)) for tt in grid]
+
+    # ---- cost --------------------------------------------------------------------------------------
+    cost = {"useful_usd": 0.0, "lost_usd": 0.0, "running_usd": 0.0, "idle_usd": 0.0}
+    for iv in ivs:
+        p = pools.get(iv.flavor)
+        if p is None:
+            continue
+        usd = iv.unit_seconds / 3600 * p.usd_per_node_hour / p.units_per_node
+        key = {"finished": "useful_usd", "running": "running_usd"}.get(iv.ended, "lost_usd")
+        cost[key] += usd
+    for p in plan.pools:
+        cost["idle_usd"] += pool_report[p.name]["idle_gpu_hours"] * p.units_per_gpu * p.usd_per_node_hour / p.units_per_node
+    total = sum(cost.values())
+    done = sum(1 for r in finished.values() if r == "Succeeded")
+    cost = {k: round(v, 2) for k, v in cost.items()}
+    cost["total_usd"] = round(total, 2)
+    cost["usd_per_finished_job"] = round(total / done, 2) if done else None
+
+    return {
+        "horizon_h": round(H / 3600, 3),
+        "speed": run.speed,
+        "jobs": len(run.jobs),
+        "jobs_submitted": len(submitted_at),
+        "jobs_finished": done,
+        "pools": pool_report,
+        "teams": team_report,
+        "fairness_jain": None if (j := _jain(used_per_nominal)) is None else round(j, 4),
+        "cost": cost,
+        "simulator": {
+            "wall_s": round(run.wall_seconds, 1),
+            "compressed_trace_s": round(H / run.speed, 1),
+            "wall_over_compressed": round(run.wall_seconds / (H / run.speed), 3) if H else None,
+            "submit_lag_p95_s": _r(percentile(run.submit_lag, 0.95)),
+            "kueue_reaction_p50_s": _r(percentile(run.handoff, 0.5)),
+            "kueue_reaction_p95_s": _r(percentile(run.handoff, 0.95)),
+            "reactions": len(run.handoff),
+            "resolution_trace_s": _r((percentile(run.handoff, 0.5) or 0) * run.speed),
+        },
+        "series": {"t_h": [round(t / 3600, 4) for t in grid], "utilization": series, "queue_depth": queue_series},
+        "waits_h": {k: [round(w / 3600, 4) for w in v] for k, v in waits_by_team.items()},
+    }
+
+
+def iv_reason_timeout(run: Run, iv: Interval) -> bool:
+    return any(e.kind == "evicted" and e.job == iv.job and e.reason == "PodsReadyTimeout" and abs(e.t - iv.end) < 1e-6
+               for e in run.events)
+
+
+def _h(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds / 3600, 3)
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def _root(plan: Plan, cohort: str | None) -> str | None:
+    parent = {c.name: c.parent for c in plan.cohorts}
+    while cohort is not None and parent.get(cohort) is not None:
+        cohort = parent[cohort]
+    return cohort
+
+
+def _lent(plan: Plan, usage: dict[tuple[str, str], list[tuple[float, float]]], H: float) -> dict[str, float]:
+    """GPU-hours each team lent: per flavor and cohort tree, what its members borrowed, shared out over the
+    members whose lendable quota sat idle, in proportion to it, on every interval of constant usage."""
+    pools = {p.flavor: p for p in plan.pools}
+    out: dict[str, float] = defaultdict(float)
+    members: dict[tuple[str, str], list] = defaultdict(list)
+    for t in plan.teams:
+        root = _root(plan, t.cohort)
+        if root is None:
+            continue
+        for q in t.quotas:
+            members[(root, q.flavor)].append((t, q))
+    for (root, flavor), teams in members.items():
+        times = sorted({0.0, H, *(tp for t, _ in teams for tp, _v in usage.get((t.name, flavor), []) if tp < H)})
+        for a, b in zip(times, times[1:]):
+            u = {t.name: _at(usage.get((t.name, flavor), []), a) for t, _ in teams}
+            borrowed = sum(max(0.0, u[t.name] - q.nominal) for t, q in teams)
+            idle = {t.name: max(0.0, min(q.lending if q.lending is not None else q.nominal, q.nominal - u[t.name]))
+                    for t, q in teams}
+            total_idle = sum(idle.values())
+            if borrowed and total_idle:
+                for name, v in idle.items():
+                    out[name] += borrowed * v / total_idle * (b - a) / pools[flavor].units_per_gpu / 3600
+    return out
+
+
+def summary_rows(report: dict[str, Any]) -> tuple[list[list[Any]], list[list[Any]]]:
+    pools = [[name, f"{p['utilization_saturated'] * 100:.1f}%" if p["utilization_saturated"] is not None else "-",
+              f"{p['utilization'] * 100:.1f}%", p["idle_gpu_hours"]] for name, p in report["pools"].items()]
+    teams = [[name, t["submitted"], t["finished"], t["wait_p50_h"], t["wait_p95_h"], t["wait_max_h"],
+              t["gpu_hours_used"], t["gpu_hours_nominal"], t["borrowed_gpu_hours"], t["lent_gpu_hours"],
+              t["preemptions"], t["gpu_hours_lost"]] for name, t in report["teams"].items()]
+    return pools, teams
+
+
+__all__ = ["compute", "intervals", "percentile", "summary_rows", "cv"]

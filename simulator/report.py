@@ -1,0 +1,152 @@
+"""The report of a replay: a terminal table, report.json, report.md (for a pull-request comment) and PNG
+plots (utilization over time per pool, queue depth per team, wait-time CDF per team); and, for a
+comparison, the deltas of a second configuration against the first, side by side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+POOL_HEADERS = ["pool", "utilization (saturated)", "utilization (all)", "idle GPU-h"]
+TEAM_HEADERS = ["team", "submitted", "finished", "wait p50 h", "wait p95 h", "wait max h", "GPU-h used",
+                "GPU-h nominal", "borrowed GPU-h", "lent GPU-h", "preemptions", "GPU-h lost"]
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.2f}"
+    return str(v)
+
+
+def table(headers: list[str], rows: list[list[Any]], markdown: bool = False) -> str:
+    cells = [[_fmt(v) for v in r] for r in rows]
+    if markdown:
+        out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        return "\n".join(out + ["| " + " | ".join(r) + " |" for r in cells])
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    line = lambda r: "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
+
+
+def _pool_rows(r: dict[str, Any]) -> list[list[Any]]:
+    return [[name, _pct(p["utilization_saturated"]), _pct(p["utilization"]), p["idle_gpu_hours"]]
+            for name, p in r["pools"].items()]
+
+
+def _team_rows(r: dict[str, Any]) -> list[list[Any]]:
+    return [[name, t["submitted"], t["finished"], t["wait_p50_h"], t["wait_p95_h"], t["wait_max_h"],
+             t["gpu_hours_used"], t["gpu_hours_nominal"], t["borrowed_gpu_hours"], t["lent_gpu_hours"],
+             t["preemptions"], t["gpu_hours_lost"]] for name, t in r["teams"].items()]
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x * 100:.1f}%"
+
+
+def text(r: dict[str, Any], title: str, markdown: bool = False) -> str:
+    c = r["cost"]
+    sim = r["simulator"]
+    head = (f"{'### ' if markdown else ''}What-if: {title}\n\n"
+            f"{r['jobs_submitted']} jobs over {r['horizon_h']:g} h at {r['speed']:g}x; {r['jobs_finished']} finished; "
+            f"fairness (Jain, use per nominal share) {_fmt(r['fairness_jain'])}; "
+            f"cost per finished job ${_fmt(c['usd_per_finished_job'])} "
+            f"(capacity ${c['total_usd']:,.0f}: useful ${c['useful_usd']:,.0f}, lost to preemption/failure "
+            f"${c['lost_usd']:,.0f}, still running ${c['running_usd']:,.0f}, idle ${c['idle_usd']:,.0f})")
+    foot = (f"simulator: {sim['wall_s']} s wall for {sim['compressed_trace_s']} s of compressed trace "
+            f"(x{_fmt(sim['wall_over_compressed'])}); Kueue reaction p50/p95 {_fmt(sim['kueue_reaction_p50_s'])}/"
+            f"{_fmt(sim['kueue_reaction_p95_s'])} s wall over {sim['reactions']} admissions, "
+            f"a resolution of about {_fmt(sim['resolution_trace_s'])} s of trace time")
+    return "\n\n".join([head, table(POOL_HEADERS, _pool_rows(r), markdown), table(TEAM_HEADERS, _team_rows(r), markdown),
+                        foot]) + "\n"
+
+
+def _delta(a: Any, b: Any, pct: bool = False) -> str:
+    if a is None or b is None:
+        return f"{_fmt(a)} -> {_fmt(b)}"
+    if pct:
+        return f"{a * 100:.1f}% -> {b * 100:.1f}% ({(b - a) * 100:+.1f} pt)"
+    return f"{_fmt(a)} -> {_fmt(b)} ({b - a:+,.2f})"
+
+
+def compare_text(a: dict[str, Any], b: dict[str, Any], name_a: str, name_b: str, markdown: bool = False) -> str:
+    pools = [[p, _delta(a["pools"][p]["utilization_saturated"], b["pools"].get(p, {}).get("utilization_saturated"), True),
+              _delta(a["pools"][p]["utilization"], b["pools"].get(p, {}).get("utilization"), True),
+              _delta(a["pools"][p]["idle_gpu_hours"], b["pools"].get(p, {}).get("idle_gpu_hours"))]
+             for p in a["pools"]]
+    teams = []
+    for t in a["teams"]:
+        x, y = a["teams"][t], b["teams"].get(t, {})
+        teams.append([t, _delta(x["finished"], y.get("finished")), _delta(x["wait_p50_h"], y.get("wait_p50_h")),
+                      _delta(x["wait_p95_h"], y.get("wait_p95_h")), _delta(x["gpu_hours_used"], y.get("gpu_hours_used")),
+                      _delta(x["borrowed_gpu_hours"], y.get("borrowed_gpu_hours")),
+                      _delta(x["lent_gpu_hours"], y.get("lent_gpu_hours")),
+                      _delta(x["preemptions"], y.get("preemptions"))])
+    overall = [["fairness (Jain)", _delta(a["fairness_jain"], b["fairness_jain"])],
+               ["cost per finished job (USD)", _delta(a["cost"]["usd_per_finished_job"], b["cost"]["usd_per_finished_job"])],
+               ["jobs finished", _delta(a["jobs_finished"], b["jobs_finished"])]]
+    head = f"{'### ' if markdown else ''}What-if: {name_b} against {name_a} (same trace)"
+    return "\n\n".join([
+        head,
+        table(["", f"{name_a} -> {name_b}"], overall, markdown),
+        table(["pool", "utilization (saturated)", "utilization (all)", "idle GPU-h"], pools, markdown),
+        table(["team", "finished", "wait p50 h", "wait p95 h", "GPU-h used", "borrowed GPU-h", "lent GPU-h",
+               "preemptions"], teams, markdown),
+    ]) + "\n"
+
+
+def write(r: dict[str, Any], out: Path, title: str) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(r, indent=2))
+    (out / "report.md").write_text(text(r, title, markdown=True))
+    return [out / "report.json", out / "report.md", *plots(r, out, title)]
+
+
+def plots(r: dict[str, Any], out: Path, title: str) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = r["series"]["t_h"]
+    written = []
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for pool, ys in r["series"]["utilization"].items():
+        ax.plot(t, [y * 100 for y in ys], label=pool)
+    ax.set(xlabel="trace time (h)", ylabel="allocated / capacity (%)", title=f"Utilization per pool: {title}",
+           ylim=(0, 105))
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "utilization.png", dpi=110)
+    plt.close(fig)
+    written.append(out / "utilization.png")
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for team, ys in r["series"]["queue_depth"].items():
+        ax.step(t, ys, where="post", label=team)
+    ax.set(xlabel="trace time (h)", ylabel="jobs waiting", title=f"Queue depth per team: {title}")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "queue-depth.png", dpi=110)
+    plt.close(fig)
+    written.append(out / "queue-depth.png")
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for team, waits in r["waits_h"].items():
+        if waits:
+            s = sorted(w * 60 for w in waits)
+            ax.plot(s, [(i + 1) / len(s) for i in range(len(s))], label=team)
+    ax.set(xlabel="wait before admission (min)", ylabel="fraction of admitted jobs",
+           title=f"Wait-time CDF per team: {title}")
+    ax.set_xscale("symlog", linthresh=1)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "wait-cdf.png", dpi=110)
+    plt.close(fig)
+    written.append(out / "wait-cdf.png")
+    return written
