@@ -109,6 +109,15 @@ class Session:
               "--non-interactive"], env, timeout=1800)
         return time.perf_counter() - started
 
+    def use_config(self, stack_file: Path) -> None:
+        """Deploy another stack file's config on the next `deploy` (same Pulumi stack, same salt): the
+        cluster is reused, only what the config changes is updated."""
+        doc = yaml.safe_load(Path(stack_file).read_text())
+        current = yaml.safe_load(self.config_file.read_text()) if self.config_file.exists() else {}
+        if "encryptionsalt" in current:
+            doc["encryptionsalt"] = current["encryptionsalt"]
+        self.config_file.write_text(yaml.safe_dump(doc, sort_keys=False))
+
     def client(self) -> Client:
         return Client.from_kubeconfig(self.kubeconfig)
 

@@ -30,7 +30,9 @@ TOOLS = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes", "etcd
 # The compressed replay aims at this many wall seconds unless --speed says otherwise (the PR check and
 # the README's 10-minute budget for 2,000 jobs on 2 cores).
 TARGET_WALL_S = 360.0
-DEFAULT_HOURS = 12.0
+# 8 trace hours of the prod stack at load 1.2 are about 2,400 jobs: the README's budget (2,000 jobs in
+# under 10 minutes on 2 cores) with room for the API server, the busiest process of the replay.
+DEFAULT_HOURS = 8.0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,6 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compare", metavar="OTHER", help="replay the same trace against another stack (name or file)")
     p.add_argument("--out", default=".local/simulate", help="output directory (default .local/simulate)")
     p.add_argument("--keep", action="store_true", help="leave the last cluster running")
+    p.add_argument("--skip-unless-queues-changed", action="store_true",
+                   help="with --compare: do nothing (exit 0) when the two configs queue alike (same pools, "
+                        "cohorts, teams, priorities, preemption and Kueue settings)")
 
 
 def _resolve(stack: str) -> tuple[str, Path]:
@@ -55,6 +60,21 @@ def _resolve(stack: str) -> tuple[str, Path]:
             raise InputError(f"{stack}: no such stack file")
         return path.stem.removeprefix("Pulumi."), path
     return stack, stack_file(stack)
+
+
+# What decides how work queues; a change anywhere else (names of groups, egress, tags) cannot change a replay.
+QUEUEING_FIELDS = ("pools", "cohorts", "teams", "priorities", "defaultPreemption")
+TEAM_FIELDS_IGNORED = ("groups", "egress", "podSecurity", "costCenter")
+
+
+def queueing(path: Path) -> dict:
+    import yaml
+
+    platform = yaml.safe_load(path.read_text())["config"]["gpu-platform:platform"]
+    out = {k: platform.get(k) for k in QUEUEING_FIELDS}
+    out["teams"] = [{k: v for k, v in t.items() if k not in TEAM_FIELDS_IGNORED} for t in platform.get("teams", [])]
+    out["kueue"] = (platform.get("addons") or {}).get("kueue")
+    return out
 
 
 def _plan_of(path: Path) -> Plan:
@@ -81,9 +101,69 @@ def _trace(args: argparse.Namespace, plans: dict[str, Plan]) -> tuple[list[Trace
     return jobs, horizon
 
 
+def cluster_key(plan: Plan) -> str:
+    """What a cluster is made of for a stack: its simulated nodes and Kueue's Configuration. Two configs
+    with the same key replay on the same cluster, redeployed (quotas, cohorts, weights may differ)."""
+    import hashlib
+
+    from gpu_platform.kueue_config import controller_config
+    from gpu_platform.nodes import fake_nodes
+
+    blob = json.dumps([fake_nodes(plan), controller_config(plan)], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], horizon: float, speed: float,
+                 out: Path, keep: bool = False, progress=terminal_progress) -> dict[str, dict]:
+    """Replay the trace against each (name, stack file, plan) in turn and write each report under out/name.
+    Consecutive configs with the same cluster_key share a cluster: drained and redeployed between them."""
+    from .replay import drain
+
+    reports: dict[str, dict] = {}
+    session: Session | None = None
+    key = previous_plan = None
+    try:
+        for name, layer, plan in configs:
+            t0 = time.perf_counter()
+            started = deployed = 0.0
+            if session is not None and cluster_key(plan) == key:
+                drain(session.client(), previous_plan)
+                session.use_config(layer)
+            else:
+                if session is not None:
+                    session.stop()
+                    shutil.rmtree(session.state, ignore_errors=True)
+                session = Session(Path(tempfile.mkdtemp(prefix=f"gpu-platform-sim-{name}-")), layer)
+                started = session.start()
+                key = cluster_key(plan)
+            deployed = session.deploy()
+            print(f"simulate: {name}: {len(jobs)} jobs over {horizon / 3600:g} h at {speed:g}x "
+                  f"(about {horizon / speed / 60:.1f} min of replay); cluster {'reused' if not started else f'up in {started:.0f} s'}, "
+                  f"stack deployed in {deployed:.0f} s", file=sys.stderr)
+            result = replay(session.client(), plan, jobs, speed, horizon, progress)
+            r = metrics.compute(result, plan)
+            r["simulator"]["setup_s"] = round(started + deployed, 1)
+            r["simulator"]["total_s"] = round(time.perf_counter() - t0, 1)
+            report.write(r, out / name, name)
+            reports[name] = r
+            previous_plan = plan
+    finally:
+        if session is not None:
+            if keep:
+                print(f"simulate: cluster kept running: KUBECONFIG={session.kubeconfig}", file=sys.stderr)
+            else:
+                session.stop()
+                shutil.rmtree(session.state, ignore_errors=True)
+    return reports
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         configs = [_resolve(args.stack)] + ([_resolve(args.compare)] if args.compare else [])
+        if args.skip_unless_queues_changed and len(configs) == 2 and queueing(configs[0][1]) == queueing(configs[1][1]):
+            print(f"simulate: {configs[0][0]} and {configs[1][0]} queue alike (pools, cohorts, teams, priorities, "
+                  "preemption, Kueue): nothing to compare", file=sys.stderr)
+            return 0
         if len(configs) == 2 and configs[0][0] == configs[1][0]:
             configs[1] = (configs[1][0] + "-other", configs[1][1])
         out = Path(args.out)
@@ -105,34 +185,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     speed = args.speed or max(1.0, round(horizon / TARGET_WALL_S, 1))
     (out / "trace.csv").write_text(dump_csv(jobs))
-    reports = {}
-    for n, (name, _path) in enumerate(configs):
-        print(f"simulate: {name}: {len(jobs)} jobs over {horizon / 3600:g} h at {speed:g}x "
-              f"(about {horizon / speed / 60:.1f} min of replay)", file=sys.stderr)
-        state = Path(tempfile.mkdtemp(prefix=f"gpu-platform-sim-{name}-"))
-        session = Session(state, layers[name])
-        try:
-            t0 = time.perf_counter()
-            started = session.start()
-            deployed = session.deploy()
-            print(f"simulate: {name}: cluster up in {started:.0f} s, stack deployed in {deployed:.0f} s", file=sys.stderr)
-            result = replay(session.client(), plans[name], jobs, speed, horizon, terminal_progress)
-            r = metrics.compute(result, plans[name])
-            r["simulator"]["setup_s"] = round(started + deployed, 1)
-            r["simulator"]["total_s"] = round(time.perf_counter() - t0, 1)
-        except SessionError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 3
-        finally:
-            if not (args.keep and n == len(configs) - 1):
-                session.stop()
-                shutil.rmtree(state, ignore_errors=True)
-            else:
-                print(f"simulate: cluster kept running: KUBECONFIG={session.kubeconfig}", file=sys.stderr)
-        written = report.write(r, out / name, name)
-        reports[name] = r
-        sys.stdout.write(report.text(r, name))
-        print(f"simulate: wrote {', '.join(str(p) for p in written)}", file=sys.stderr)
+    try:
+        reports = simulate_all([(name, layers[name], plans[name]) for name, _ in configs], jobs, horizon, speed,
+                               out, keep=args.keep)
+    except (SessionError, TimeoutError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 3
+    for name, _ in configs:
+        sys.stdout.write(report.text(reports[name], name))
+        print(f"simulate: wrote {out / name}/report.json, report.md and plots", file=sys.stderr)
     if len(configs) == 2:
         (a, _), (b, _) = configs
         cmp = report.compare_text(reports[a], reports[b], a, b)

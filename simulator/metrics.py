@@ -19,6 +19,7 @@ eviction or the horizon. Definitions (README, What-if simulation, "Reading the r
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -106,10 +107,11 @@ def _at(points: list[tuple[float, float]], t: float) -> float:
 
 
 def percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (the smallest value with at least q of the values at or below it)."""
     if not values:
         return None
     s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
 
 
 def _jain(xs: list[float]) -> float | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -27,6 +28,7 @@ from localcluster.api import WORKLOADS, ApiError, Client, path_of
 from .trace import TraceJob
 
 NAME_PREFIX = "j"
+SUBMITTERS = 4
 
 
 def job_name(index: int) -> str:
@@ -190,23 +192,39 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
 
     reporter = threading.Thread(target=report, daemon=True)
     reporter.start()
+    errors: list[BaseException] = []
+
+    def submit(i: int, j: TraceJob) -> None:
+        nonlocal submitted
+        try:
+            for obj in reversed(objects_for(plan, j, i, speed)):   # the Service before its Job
+                plural = "services" if obj["kind"] == "Service" else "jobs"
+                client.create(path_of(obj, plural), obj)
+        except BaseException as err:  # reported after the replay, with the job that failed
+            errors.append(RuntimeError(f"submitting trace line {j.line} ({job_name(i)}): {err}"))
+            return
+        with watcher.lock:
+            run.events.append(Event(clock() * speed, i, "submitted"))
+            watcher.pending_since[i] = clock()
+            submitted += 1
+
+    # A few submitters, so a burst of arrivals (or a slow API server) does not push the schedule back.
+    pool = ThreadPoolExecutor(max_workers=SUBMITTERS)
     try:
         for i, j in due:
             wait = j.submit / speed - clock()
             if wait > 0:
                 time.sleep(wait)
             run.submit_lag.append(max(0.0, -wait))
-            for obj in reversed(objects_for(plan, j, i, speed)):   # the Service before its Job
-                plural = "services" if obj["kind"] == "Service" else "jobs"
-                client.create(path_of(obj, plural), obj)
-            with watcher.lock:
-                run.events.append(Event(clock() * speed, i, "submitted"))
-            watcher.pending_since[i] = clock()
-            submitted += 1
+            pool.submit(submit, i, j)
+        pool.shutdown(wait=True)
+        if errors:
+            raise errors[0]
         remaining = end_wall - clock()
         if remaining > 0:
             time.sleep(remaining)
     finally:
+        pool.shutdown(wait=False, cancel_futures=True)
         watcher.stop()
         stop_progress.set()
         reporter.join(timeout=2)
@@ -218,6 +236,26 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
 
 
 _last_plain = [0.0]
+
+
+def drain(client: Client, plan: Plan, timeout: float = 180) -> None:
+    """Delete every job of the plan's teams and wait until no workload, pod or quota usage is left."""
+    namespaces = {ns for t in plan.teams for ns in t.namespaces}
+    for ns in namespaces:
+        for coll in (f"/apis/batch/v1/namespaces/{ns}/jobs", f"/api/v1/namespaces/{ns}/services"):
+            try:
+                client.delete(coll, propagationPolicy="Background")
+            except ApiError as err:
+                if err.status != 404:
+                    raise
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = any(w["metadata"]["namespace"] in namespaces for w in client.get(WORKLOADS)["items"])
+        busy = busy or any(p["metadata"]["namespace"] in namespaces for p in client.get("/api/v1/pods")["items"])
+        if not busy:
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"jobs of {sorted(namespaces)} still present after {timeout:.0f}s")
 
 
 def terminal_progress(line: str) -> None:

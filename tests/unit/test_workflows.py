@@ -86,3 +86,15 @@ def test_workflows_call_scripts_and_targets_that_exist() -> None:
                 assert re.search(rf"^{target}:", makefile, re.M), (wf.name, target)
         for script in re.findall(r"(scripts/[a-z-]+)", text):
             assert (ROOT / script).exists(), (wf.name, script)
+
+
+def test_the_preview_replays_changed_queues_against_the_base_branch_and_comments_the_deltas() -> None:
+    preview = yaml.safe_load((ROOT / ".github" / "workflows" / "preview.yml").read_text())
+    job = preview["jobs"]["whatif"]
+    runs = "\n".join(str(s.get("run", "")) for s in job["steps"])
+    assert 'git show "$BASE:Pulumi.$STACK.yaml"' in runs
+    assert "simulate --stack \"whatif/base-$STACK.yaml\"" in runs and '--compare "Pulumi.$STACK.yaml"' in runs
+    assert "--skip-unless-queues-changed" in runs and "make venv toolchain" in runs
+    comment = next(s for s in job["steps"] if "sticky-pull-request-comment" in str(s.get("uses", "")))
+    assert comment["with"]["path"] == "whatif/compare.md"
+    assert comment["with"]["header"] == "whatif-${{ matrix.stack }}"   # one comment per stack, edited each push

@@ -1,0 +1,105 @@
+"""The simulator against answers known by construction, on the live local cluster (real Kueue).
+
+One trace, three pools of tests/simulate/stack.yaml replayed at once:
+- fill: 32 identical 1-GPU jobs for `solo`, who holds the whole 16-GPU pool: two waves that exactly fill it;
+- share: `left` and `right` (equal weights, 8 each) both submit 16 at the same moment: equal shares;
+- lend: `borrower` (8, may borrow 8) submits 16 while `owner` is idle.
+Then the same trace against the variant where owner lends nothing (lendingLimit 0): the borrower must
+wait for its own quota, and the pool sits half idle. The cluster is shared (same nodes and Kueue
+Configuration): drained and redeployed between the two.
+
+Tolerances are stated per assertion; the simulator's resolution is Kueue's reaction time (about 0.3 s
+wall) times the speed.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from gpu_platform.cli import load_plan
+from simulator.cli import simulate_all
+from simulator.stackfile import write_kubernetes_layer
+from simulator.trace import TraceJob
+from tests.conftest import ROOT
+from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, require
+
+STACK = ROOT / "tests" / "simulate" / "stack.yaml"
+SPEED = 120.0
+WAVE = 40.0 * SPEED       # trace seconds: 40 s of wall time per wave, long against Kueue's reaction
+SHORT = 20.0 * SPEED
+HORIZON = 2 * WAVE + 8 * SPEED
+
+
+def trace() -> list[TraceJob]:
+    jobs: list[TraceJob] = []
+    for i in range(32):
+        jobs.append(TraceJob(len(jobs) + 1, 0.0, "solo", "fill", 1, 1, WAVE))
+    for i in range(16):
+        for team in ("left", "right"):
+            jobs.append(TraceJob(len(jobs) + 1, 0.0, team, "share", 1, 1, WAVE))
+    for i in range(16):
+        jobs.append(TraceJob(len(jobs) + 1, 0.0, "borrower", "lend", 1, 1, SHORT))
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    require(CLUSTER_TOOLS + ENGINE_TOOLS)
+    tmp = tmp_path_factory.mktemp("simulate")
+    base = write_kubernetes_layer(STACK, tmp / "base.stack.yaml")
+    doc = yaml.safe_load(base.read_text())
+    owner = next(t for t in doc["config"]["gpu-platform:platform"]["teams"] if t["name"] == "owner")
+    owner["quotas"]["lend"]["lendingLimit"] = 0
+    no_lend = tmp / "no-lend.stack.yaml"
+    no_lend.write_text(yaml.safe_dump(doc, sort_keys=False))
+    configs = [(name, f, load_plan(None, str(f))[1]) for name, f in (("base", base), ("no-lend", no_lend))]
+    out = simulate_all(configs, trace(), HORIZON, SPEED, tmp / "out", progress=lambda line: None)
+    for name, r in out.items():
+        TIMINGS[f"simulate ({name}): wall"] = r["simulator"]["total_s"]
+    return out
+
+
+def resolution_h(r: dict) -> float:
+    return max(r["simulator"]["resolution_trace_s"] or 0.0, 0.5 * SPEED) / 3600
+
+
+def test_identical_jobs_that_exactly_fill_a_pool_use_it_fully(reports) -> None:
+    r = reports["base"]
+    fill = r["pools"]["fill"]
+    assert fill["utilization_saturated"] >= 0.99, fill
+    solo = r["teams"]["solo"]
+    assert solo["finished"] == 32
+    # The first wave waits nothing, the second one wave, each within the simulator's resolution.
+    tol = resolution_h(r)
+    assert solo["wait_p50_h"] <= tol
+    assert abs(solo["wait_max_h"] - WAVE / 3600) <= tol, (solo, tol)
+    assert solo["borrowed_gpu_hours"] == 0 and solo["preemptions"] == 0
+
+
+def test_two_teams_with_equal_weights_and_demand_get_equal_shares(reports) -> None:
+    r = reports["base"]
+    left, right = r["teams"]["left"], r["teams"]["right"]
+    one_job_h = WAVE / 3600
+    assert abs(left["gpu_hours_used"] - right["gpu_hours_used"]) <= one_job_h + 0.01, (left, right)
+    assert left["finished"] == right["finished"] == 16
+    assert r["pools"]["share"]["utilization_saturated"] >= 0.97
+
+
+def test_borrowing_from_an_idle_sibling_finishes_sooner_and_raises_utilization(reports) -> None:
+    base, no_lend = reports["base"], reports["no-lend"]
+    b0, b1 = base["teams"]["borrower"], no_lend["teams"]["borrower"]
+    assert b0["finished"] == b1["finished"] == 16
+    # With the owner lending: all 16 at once (8 borrowed). Without: 8 at a time, the rest one job later.
+    assert b0["borrowed_gpu_hours"] >= 8 * SHORT / 3600 * 0.95
+    assert base["teams"]["owner"]["lent_gpu_hours"] == pytest.approx(b0["borrowed_gpu_hours"], abs=0.01)
+    assert b0["wait_p95_h"] <= resolution_h(base)
+    assert abs(b1["wait_p95_h"] - SHORT / 3600) <= resolution_h(no_lend)
+    assert base["pools"]["lend"]["utilization"] > no_lend["pools"]["lend"]["utilization"] + 0.1
+
+
+def test_a_lending_limit_of_zero_lends_nothing(reports) -> None:
+    r = reports["no-lend"]
+    assert r["teams"]["borrower"]["borrowed_gpu_hours"] == 0
+    assert r["teams"]["owner"]["lent_gpu_hours"] == 0
+    assert r["teams"]["borrower"]["preemptions"] == 0

@@ -1,0 +1,180 @@
+"""The simulator's pure parts: the trace format and its checks, the synthetic generator, the stack's
+Kubernetes layer, and the metrics computed from recorded events. The replay itself runs in tests/simulate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpu_platform.cli import load_plan
+from gpu_platform.spec import load_stack_config
+from simulator import synthetic
+from simulator.metrics import compute
+from simulator.replay import Event, Run, objects_for
+from simulator.stackfile import kubernetes_layer
+from simulator.trace import TraceError, TraceJob, dump_csv, parse
+from tests.conftest import ROOT, plan_of, stack_doc
+
+SIM_STACK = ROOT / "tests" / "simulate" / "stack.yaml"
+
+
+@pytest.fixture(scope="module")
+def sim_plan():
+    return load_plan(None, str(SIM_STACK))[1]
+
+
+def test_csv_and_json_lines_traces_read_the_same(sim_plan) -> None:
+    csv_text = "submit,team,pool,units,pods,duration,priority\n0,solo,fill,8,1,1h,\n90s,left,share,2,1,600,\n"
+    jsonl = ('{"submit": 0, "team": "solo", "pool": "fill", "units": 8, "duration": "1h"}\n'
+             '# a comment\n{"submit": "90s", "team": "left", "pool": "share", "units": 2, "duration": 600}\n')
+    a, b = parse(csv_text, sim_plan), parse(jsonl, sim_plan)
+    assert [(j.submit, j.team, j.pool, j.units, j.pods, j.duration) for j in a] == \
+        [(j.submit, j.team, j.pool, j.units, j.pods, j.duration) for j in b] == \
+        [(0.0, "solo", "fill", 8, 1, 3600.0), (90.0, "left", "share", 2, 1, 600.0)]
+
+
+def test_a_bad_trace_names_every_problem_with_its_line(sim_plan) -> None:
+    text = "\n".join([
+        "submit,team,pool,units,pods,duration",
+        "0,solo,fill,8,1,1h",            # line 2: fine
+        "0,nobody,fill,1,1,1h",          # 3: unknown team
+        "0,solo,nowhere,1,1,1h",         # 4: unknown pool
+        "0,solo,fill,9,1,1h",            # 5: more units than a node of the pool holds
+        "0,solo,fill,8,3,1h",            # 6: more than the team (and the pool) can ever hold
+        "0,solo,fill,1,1,-5",            # 7: negative duration
+        "0,left,fill,1,1,1h",            # 8: no quota on that pool
+        "-1,solo,fill,1,1,1h",           # 9: negative submit
+    ])
+    with pytest.raises(TraceError) as err:
+        parse(text, sim_plan, "t.csv")
+    problems = err.value.problems
+    assert [p.split(":")[0] for p in problems] == [f"line {n}" for n in (3, 4, 5, 6, 7, 8, 9)]
+    assert "unknown team 'nobody'" in problems[0] and "solo" in problems[0]
+    assert "no quota on pool 'nowhere'" in problems[1]
+    assert "outside 1..8" in problems[2]
+    assert "can never be admitted" in problems[3]
+    assert "duration -5 must be positive" in problems[4]
+    assert "team 'left' has no quota on pool 'fill'; its pools: share" in problems[5]
+    assert "submit -1 is negative" in problems[6]
+
+
+def test_a_bad_header_is_one_problem_naming_the_columns(sim_plan) -> None:
+    with pytest.raises(TraceError, match="missing column\\(s\\) duration"):
+        parse("submit,team,pool,units,size\n0,solo,fill,1,1\n", sim_plan)
+
+
+def test_the_cli_refuses_a_bad_trace_before_starting_anything(tmp_path, capsys, monkeypatch) -> None:
+    from gpu_platform.cli import main
+    import localcluster.session
+
+    def no_cluster(*a, **k):
+        raise AssertionError("a cluster was started for a bad trace")
+
+    monkeypatch.setattr(localcluster.session.Session, "start", no_cluster)
+    trace = tmp_path / "t.csv"
+    trace.write_text("submit,team,pool,units,duration\n0,nobody,fill,1,1h\n")
+    code = main(["simulate", "--stack", str(SIM_STACK), "--trace", str(trace), "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert "line 2: unknown team 'nobody'" in capsys.readouterr().err
+
+
+def test_the_synthetic_trace_is_deterministic_and_follows_its_source() -> None:
+    plan = plan_of("prod")
+    a = synthetic.generate(plan, 7, 6)
+    assert a == synthetic.generate(plan, 7, 6)
+    assert a != synthetic.generate(plan, 8, 6)
+    parse(dump_csv(a), plan)  # every synthetic job is one the platform accepts
+    p = synthetic.profile(a, plan)
+    # Helios (SC'21 artifacts): 72% single-GPU jobs (here higher: MIG and shared pools run single-pod work),
+    # median run time ~206 s, 15.5% failed.
+    assert 0.70 <= p.single_gpu_share <= 0.85
+    assert 120 <= p.median_duration_s <= 260
+    assert 0.13 <= p.failed_share <= 0.18
+
+
+@pytest.mark.parametrize("load", [0.5, 1.2])
+def test_the_synthetic_load_is_the_offered_work_per_pool(load: float) -> None:
+    plan = plan_of("prod")
+    hours = 6
+    jobs = synthetic.generate(plan, 3, hours, load)
+    for pool in plan.pools:
+        offered = sum(j.total_units * min(j.duration, hours * 3600 - j.submit) for j in jobs if j.pool == pool.name)
+        target = load * pool.capacity_units * hours * 3600
+        # the last job drawn may overshoot the target by at most one job's work
+        biggest = max(j.total_units * min(j.duration, hours * 3600 - j.submit) for j in jobs if j.pool == pool.name)
+        assert target <= offered <= target + biggest, pool.name
+
+
+def test_the_kubernetes_layer_keeps_every_queueing_decision_and_nothing_that_needs_a_cloud() -> None:
+    doc = stack_doc("prod")
+    layer = kubernetes_layer(doc)
+    platform = layer["config"]["gpu-platform:platform"]
+    assert platform["cluster"]["provider"] == "existing" and "subnetIds" not in platform["cluster"]
+    assert all(platform["addons"][a]["install"] is False for a in ("gpuOperator", "kueue", "monitoring"))
+    assert set(layer["config"]) <= {"gpu-platform:platform", "aws:region"}
+    original = doc["config"]["gpu-platform:platform"]
+    for key in ("pools", "cohorts", "teams"):
+        assert platform[key] == original[key]
+    spec, _ = load_stack_config(layer)
+    assert spec.cluster.provider == "existing"
+
+
+def test_replayed_jobs_are_the_job_template_with_the_compressed_run_time(sim_plan) -> None:
+    j = TraceJob(1, 0.0, "solo", "fill", 8, 2, 3600.0, outcome="failed")
+    job, svc = objects_for(sim_plan, j, 42, speed=120)
+    ann = job["spec"]["template"]["metadata"]["annotations"]
+    assert ann["sim.gpu-platform.io/duration"] == "30000ms" and ann["sim.gpu-platform.io/outcome"] == "failed"
+    assert job["metadata"]["name"] == svc["metadata"]["name"] == "j00042"
+    assert job["spec"]["backoffLimit"] == 0 and job["spec"]["parallelism"] == 2
+
+
+def _run(jobs: list[TraceJob], events: list[tuple[float, int, str, str, int, str]], horizon: float) -> Run:
+    run = Run(jobs=jobs, speed=1, horizon=horizon)
+    run.events = [Event(t, i, k, f, u, r) for t, i, k, f, u, r in events]
+    return run
+
+
+def test_metrics_of_jobs_that_exactly_fill_a_pool(sim_plan) -> None:
+    jobs = [TraceJob(i, 0.0, "solo", "fill", 8, 1, 3600.0) for i in range(4)]
+    ev = []
+    for i in range(2):                       # two fill it at once, two wait an hour
+        ev += [(0, i, "submitted", "", 0, ""), (0, i, "admitted", "fill", 8, ""), (3600, i, "finished", "fill", 8, "Succeeded")]
+    for i in (2, 3):
+        ev += [(0, i, "submitted", "", 0, ""), (3600, i, "admitted", "fill", 8, ""), (7200, i, "finished", "fill", 8, "Succeeded")]
+    r = compute(_run(jobs, ev, 7200), sim_plan)
+    fill = r["pools"]["fill"]
+    assert fill["utilization"] == 1.0 and fill["utilization_saturated"] == 1.0 and fill["idle_gpu_hours"] == 0
+    solo = r["teams"]["solo"]
+    assert (solo["submitted"], solo["finished"], solo["wait_p50_h"], solo["wait_max_h"]) == (4, 4, 0.0, 1.0)
+    assert solo["gpu_hours_used"] == 32.0 and solo["gpu_hours_nominal"] == 32.0
+    assert r["pools"]["share"]["utilization"] == 0.0 and r["pools"]["share"]["idle_gpu_hours"] == 32.0
+
+
+def test_borrowed_and_lent_hours_and_what_preemption_throws_away(sim_plan) -> None:
+    jobs = [TraceJob(0, 0.0, "borrower", "lend", 8, 1, 7200.0), TraceJob(1, 0.0, "borrower", "lend", 8, 1, 7200.0),
+            TraceJob(2, 1800.0, "owner", "lend", 8, 1, 1800.0)]
+    ev = [(0, 0, "submitted", "", 0, ""), (0, 0, "admitted", "lend", 8, ""),
+          (0, 1, "submitted", "", 0, ""), (0, 1, "admitted", "lend", 8, ""),        # borrowing owner's 8
+          (1800, 2, "submitted", "", 0, ""), (1800, 1, "evicted", "lend", 8, "InCohortReclamation"),
+          (1800, 2, "admitted", "lend", 8, ""), (3600, 2, "finished", "lend", 8, "Succeeded"),
+          (3600, 1, "admitted", "lend", 8, "")]
+    r = compute(_run(jobs, ev, 3600), sim_plan)
+    b, o = r["teams"]["borrower"], r["teams"]["owner"]
+    assert b["borrowed_gpu_hours"] == 4.0 and o["lent_gpu_hours"] == 4.0    # 8 GPUs for half an hour
+    assert b["preemptions"] == 1 and b["gpu_hours_lost"] == 4.0
+    assert r["pools"]["lend"]["utilization"] == 1.0
+    assert r["cost"]["lost_usd"] > 0 and r["cost"]["usd_per_finished_job"] == r["cost"]["total_usd"]
+
+
+def test_report_files(tmp_path, sim_plan) -> None:
+    from simulator import report
+
+    jobs = [TraceJob(0, 0.0, "solo", "fill", 8, 1, 3600.0)]
+    r = compute(_run(jobs, [(0, 0, "submitted", "", 0, ""), (0, 0, "admitted", "fill", 8, "")], 3600), sim_plan)
+    written = report.write(r, tmp_path, "t")
+    assert {p.name for p in written} == {"report.json", "report.md", "utilization.png", "queue-depth.png", "wait-cdf.png"}
+    assert json.loads((tmp_path / "report.json").read_text())["pools"]["fill"]["utilization"] == 0.5
+    assert "| solo |" in (tmp_path / "report.md").read_text()
+    assert all(p.stat().st_size > 1000 for p in written if p.suffix == ".png")
+
