@@ -52,9 +52,10 @@ BIN = CACHE / "bin"
 VENV_BIN = ROOT / ".venv" / "bin"
 TOOLS = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes", "etcd", "kube-apiserver",
          "kube-controller-manager")
-# Apart from a user's `make up` cluster (16443/23790) and the integration tests' (26443/33790).
-APISERVER_PORT = int(os.environ.get("GPU_PLATFORM_BENCH_APISERVER_PORT", "36443"))
-ETCD_PORT = int(os.environ.get("GPU_PLATFORM_BENCH_ETCD_PORT", "43790"))
+# Apart from a user's `make up` cluster (16443/23790), the tests' (26443/24790, 27443/25790) and the
+# simulator's (28443/26790), and below the ephemeral port range.
+APISERVER_PORT = int(os.environ.get("GPU_PLATFORM_BENCH_APISERVER_PORT", "29443"))
+ETCD_PORT = int(os.environ.get("GPU_PLATFORM_BENCH_ETCD_PORT", "22790"))
 PASSPHRASE = "local-only-passphrase"  # the documented local-only passphrase; the stack holds no secrets
 STACK = "bench"
 # Addons off: see the module docstring. Kueue objects are still registered (local-cluster installs the CRDs).

@@ -39,8 +39,9 @@ def _run(cmd: list[str], env: dict[str, str], timeout: float = 900) -> subproces
 class Session:
     state: Path
     stack_file: Path
-    apiserver_port: int = 56443
-    etcd_port: int = 63790
+    # Below Linux's ephemeral port range (32768-60999): an outgoing connection can never take them.
+    apiserver_port: int = int(os.environ.get("GPU_PLATFORM_SIM_APISERVER_PORT", "28443"))
+    etcd_port: int = int(os.environ.get("GPU_PLATFORM_SIM_ETCD_PORT", "26790"))
     pods_ready_timeout: str | None = None
     stack: str = field(default_factory=lambda: f"sim-{secrets.token_hex(3)}")
 

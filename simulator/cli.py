@@ -145,6 +145,9 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
             r["simulator"]["setup_s"] = round(started + deployed, 1)
             r["simulator"]["total_s"] = round(time.perf_counter() - t0, 1)
             report.write(r, out / name, name)
+            (out / name / "events.jsonl").write_text("".join(
+                json.dumps({"t": round(e.t, 3), "job": e.job, "kind": e.kind, "flavor": e.flavor, "units": e.units,
+                            "reason": e.reason}) + "\n" for e in result.events))
             reports[name] = r
             previous_plan = plan
     finally:

@@ -203,10 +203,7 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
         except BaseException as err:  # reported after the replay, with the job that failed
             errors.append(RuntimeError(f"submitting trace line {j.line} ({job_name(i)}): {err}"))
             return
-        with watcher.lock:
-            run.events.append(Event(clock() * speed, i, "submitted"))
-            watcher.pending_since[i] = clock()
-            submitted += 1
+        submitted += 1
 
     # A few submitters, so a burst of arrivals (or a slow API server) does not push the schedule back.
     pool = ThreadPoolExecutor(max_workers=SUBMITTERS)
@@ -216,6 +213,10 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
             if wait > 0:
                 time.sleep(wait)
             run.submit_lag.append(max(0.0, -wait))
+            # Submitted when sent (before Kueue can have seen it), so a wait is never negative.
+            with watcher.lock:
+                run.events.append(Event(clock() * speed, i, "submitted"))
+                watcher.pending_since[i] = clock()
             pool.submit(submit, i, j)
         pool.shutdown(wait=True)
         if errors:

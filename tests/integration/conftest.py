@@ -15,9 +15,11 @@ import pytest
 
 from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, Cluster, Engine, new_engine, require, running_cluster
 
-# Apart from the defaults of `scripts/local-cluster` (16443/23790), so a user's cluster keeps running.
+# Apart from the defaults of `scripts/local-cluster` (16443/23790), so a user's cluster keeps running; every
+# test, benchmark and simulator cluster port is below the ephemeral range (32768-60999), where an outgoing
+# connection of any process could take it between the free-port check and the bind.
 TEST_APISERVER_PORT = os.environ.get("GPU_PLATFORM_TEST_APISERVER_PORT", "26443")
-TEST_ETCD_PORT = os.environ.get("GPU_PLATFORM_TEST_ETCD_PORT", "33790")
+TEST_ETCD_PORT = os.environ.get("GPU_PLATFORM_TEST_ETCD_PORT", "24790")
 
 
 @pytest.fixture(scope="session")

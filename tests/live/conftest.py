@@ -32,8 +32,8 @@ from tests.realtools import (
 STACK = "live"
 STACK_FILE = Path(__file__).with_name("stack.yaml")
 PODS_READY_TIMEOUT_SECONDS = 20
-LIVE_APISERVER_PORT = os.environ.get("GPU_PLATFORM_LIVE_APISERVER_PORT", "46443")
-LIVE_ETCD_PORT = os.environ.get("GPU_PLATFORM_LIVE_ETCD_PORT", "53790")
+LIVE_APISERVER_PORT = os.environ.get("GPU_PLATFORM_LIVE_APISERVER_PORT", "27443")
+LIVE_ETCD_PORT = os.environ.get("GPU_PLATFORM_LIVE_ETCD_PORT", "25790")
 
 
 def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:

@@ -1,15 +1,18 @@
 """The simulator against answers known by construction, on the live local cluster (real Kueue).
 
 One trace, three pools of tests/simulate/stack.yaml replayed at once:
-- fill: 32 identical 1-GPU jobs for `solo`, who holds the whole 16-GPU pool: two waves that exactly fill it;
+- fill: 4 identical 4-GPU jobs for `solo`, who holds the whole 16-GPU pool: one long wave that exactly fills it;
 - share: `left` and `right` (equal weights, 8 each) both submit 16 at the same moment: equal shares;
 - lend: `borrower` (8, may borrow 8) submits 16 while `owner` is idle.
 Then the same trace against the variant where owner lends nothing (lendingLimit 0): the borrower must
 wait for its own quota, and the pool sits half idle. The cluster is shared (same nodes and Kueue
 Configuration): drained and redeployed between the two.
 
-Tolerances are stated per assertion; the simulator's resolution is Kueue's reaction time (about 0.3 s
-wall) times the speed.
+Tolerance: Kueue batches its queue updates by a second (pkg/constants UpdatesBatchPeriod) and admits about
+one workload per 0.1-0.3 s on 2 cores under this load, so the jobs of one instant are all admitted within
+TOLERANCE_WALL seconds of wall time; a wait known by construction is asserted to within that (times the
+speed, in trace time). Each hand-over of capacity costs about a second, so the 99% utilization case is
+one wave long enough (FILL) for the start-up second to stay under 1%.
 """
 
 from __future__ import annotations
@@ -28,18 +31,21 @@ STACK = ROOT / "tests" / "simulate" / "stack.yaml"
 SPEED = 120.0
 WAVE = 40.0 * SPEED       # trace seconds: 40 s of wall time per wave, long against Kueue's reaction
 SHORT = 20.0 * SPEED
-HORIZON = 2 * WAVE + 8 * SPEED
+FILL = 80.0 * SPEED
+TOLERANCE_WALL = 10.0
+HORIZON = 2 * WAVE + 25 * SPEED
 
 
 def trace() -> list[TraceJob]:
     jobs: list[TraceJob] = []
-    for i in range(32):
-        jobs.append(TraceJob(len(jobs) + 1, 0.0, "solo", "fill", 1, 1, WAVE))
+    for i in range(4):
+        jobs.append(TraceJob(len(jobs) + 1, 0.0, "solo", "fill", 4, 1, FILL))
+    # The other two scenarios a few seconds later, so the fill waves are not admitted behind them.
     for i in range(16):
         for team in ("left", "right"):
-            jobs.append(TraceJob(len(jobs) + 1, 0.0, team, "share", 1, 1, WAVE))
+            jobs.append(TraceJob(len(jobs) + 1, 4 * SPEED, team, "share", 1, 1, WAVE))
     for i in range(16):
-        jobs.append(TraceJob(len(jobs) + 1, 0.0, "borrower", "lend", 1, 1, SHORT))
+        jobs.append(TraceJob(len(jobs) + 1, 8 * SPEED, "borrower", "lend", 1, 1, SHORT))
     return jobs
 
 
@@ -60,8 +66,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     return out
 
 
-def resolution_h(r: dict) -> float:
-    return max(r["simulator"]["resolution_trace_s"] or 0.0, 0.5 * SPEED) / 3600
+TOL_H = TOLERANCE_WALL * SPEED / 3600
 
 
 def test_identical_jobs_that_exactly_fill_a_pool_use_it_fully(reports) -> None:
@@ -69,11 +74,9 @@ def test_identical_jobs_that_exactly_fill_a_pool_use_it_fully(reports) -> None:
     fill = r["pools"]["fill"]
     assert fill["utilization_saturated"] >= 0.99, fill
     solo = r["teams"]["solo"]
-    assert solo["finished"] == 32
-    # The first wave waits nothing, the second one wave, each within the simulator's resolution.
-    tol = resolution_h(r)
-    assert solo["wait_p50_h"] <= tol
-    assert abs(solo["wait_max_h"] - WAVE / 3600) <= tol, (solo, tol)
+    assert solo["finished"] == 4
+    # One team alone, within its quota: nothing waits.
+    assert solo["wait_max_h"] <= TOL_H, solo
     assert solo["borrowed_gpu_hours"] == 0 and solo["preemptions"] == 0
 
 
@@ -93,9 +96,12 @@ def test_borrowing_from_an_idle_sibling_finishes_sooner_and_raises_utilization(r
     # With the owner lending: all 16 at once (8 borrowed). Without: 8 at a time, the rest one job later.
     assert b0["borrowed_gpu_hours"] >= 8 * SHORT / 3600 * 0.95
     assert base["teams"]["owner"]["lent_gpu_hours"] == pytest.approx(b0["borrowed_gpu_hours"], abs=0.01)
-    assert b0["wait_p95_h"] <= resolution_h(base)
-    assert abs(b1["wait_p95_h"] - SHORT / 3600) <= resolution_h(no_lend)
-    assert base["pools"]["lend"]["utilization"] > no_lend["pools"]["lend"]["utilization"] + 0.1
+    assert b0["wait_p95_h"] <= TOL_H
+    assert abs(b1["wait_p95_h"] - SHORT / 3600) <= TOL_H, b1
+    assert b0["wait_p95_h"] < b1["wait_p95_h"]
+    # While the borrower's demand exceeds the pool, it is all used with lending and half without.
+    assert base["pools"]["lend"]["utilization_saturated"] >= 0.95
+    assert no_lend["pools"]["lend"]["utilization_saturated"] <= 0.6
 
 
 def test_a_lending_limit_of_zero_lends_nothing(reports) -> None:
