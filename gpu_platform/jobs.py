@@ -6,7 +6,9 @@ team never has to know it: the queue label (Kueue admits it against the team's q
 is granted, resources in the pool's units with CPU and memory in proportion (as the ClusterQueue's
 quota is), EFA devices on EFA pools (a multi-node job without them silently falls back to TCP), the pod
 labels that cost reports and DCGM metrics read, shared memory for NCCL, and a TTL so finished jobs go.
-The pool's node labels and tolerations are not set: Kueue injects its flavor's when it admits the job.
+The job is pinned to its pool by the pool label alone (Kueue considers only flavors whose node labels the
+pod's nodeSelector matches, so it is charged to that pool and no other of the same resource name); the
+rest of the pool's labels and its tolerations Kueue injects from the flavor when it admits the job.
 """
 
 from __future__ import annotations
@@ -153,6 +155,7 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
                             {"name": "GPU_PLATFORM_COORDINATOR", "value": f"{name}-0.{name}"}]
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
+        "nodeSelector": {cv.POOL: pool.name},
         "containers": [container],
         "volumes": [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}],
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},

@@ -44,8 +44,9 @@ def test_a_full_node_job_fits_its_node_and_names_its_queue(stack: str) -> None:
         assert int(limits["memory"].removesuffix("Mi")) <= it.memory_gib * 1024 - reserved_memory_mib()
         assert c["resources"]["requests"] == {"cpu": limits["cpu"], "memory": limits["memory"]}
         assert not any(cv.is_gpu_resource(k) for k in c["resources"]["requests"]), "GPUs in limits only"
-        # Kueue injects the flavor's node labels and tolerations; the template must not pin a pool itself.
-        assert "nodeSelector" not in pod["spec"] and "tolerations" not in pod["spec"]
+        # Pinned to its pool by the pool label (else Kueue may charge it to another pool of the same
+        # resource name); Kueue injects the rest of the flavor's labels and its tolerations.
+        assert pod["spec"]["nodeSelector"] == {cv.POOL: pool.name} and "tolerations" not in pod["spec"]
         if pool.efa_interfaces:
             assert limits[cv.EFA_RESOURCE] == str(pool.efa_interfaces)
         else:
