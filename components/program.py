@@ -11,6 +11,7 @@ import os
 
 import pulumi
 
+from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan, build_plan
 from gpu_platform.spec import SpecError, load_platform
 
@@ -23,8 +24,11 @@ def load_plan() -> Plan:
     if raw is None:
         raise pulumi.RunError("stack config has no 'gpu-platform:platform' key (see README, config reference)")
     region = pulumi.Config("aws").get("region")
+    role = pulumi.Config("gpu-platform").get(cv.MULTIKUEUE_ROLE_CONFIG) or "manager"
+    if role not in cv.MULTIKUEUE_ROLES:
+        raise pulumi.RunError(f"gpu-platform:{cv.MULTIKUEUE_ROLE_CONFIG} is {role!r}; valid: {', '.join(cv.MULTIKUEUE_ROLES)}")
     try:
-        return build_plan(load_platform(raw, region), region)
+        return build_plan(load_platform(raw, region), region, role)
     except SpecError as err:
         lines = "\n".join(f"  {p}" for p in err.problems)
         raise pulumi.RunError(f"invalid gpu-platform:platform ({len(err.problems)} problem(s)):\n{lines}") from None

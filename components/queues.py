@@ -59,6 +59,28 @@ def quantity(value: float) -> str:
     return repr(float(value))
 
 
+def multikueue_worker_rules(plan: Plan) -> list[dict[str, Any]]:
+    """What a manager does on a worker: mirror the configured integrations' jobs and Kueue Workloads and
+    read their status back (Kueue docs, "Setup MultiKueue", create-multikueue-kubeconfig.sh; extended
+    from batch and JobSet there to every integration the stack enables)."""
+    by_group: dict[str, list[str]] = {}
+    for name in plan.spec.addons.kueue.integrations:
+        for group, _v, plural, _k in cv.KUEUE_INTEGRATION_APIS.get(name, ()):
+            if group not in ("", "apps"):  # pods and deployments are not dispatched by MultiKueue
+                by_group.setdefault(group, []).append(plural)
+    rules: list[dict[str, Any]] = []
+    for group, plurals in sorted(by_group.items()):
+        rules.append({"apiGroups": [group], "resources": sorted(set(plurals)),
+                      "verbs": ["create", "delete", "get", "list", "watch"]})
+        rules.append({"apiGroups": [group], "resources": sorted({f"{p}/status" for p in plurals}), "verbs": ["get"]})
+    kueue_group = cv.KUEUE_API_VERSION.split("/")[0]
+    rules += [
+        {"apiGroups": [kueue_group], "resources": ["workloads"], "verbs": ["create", "delete", "get", "list", "watch"]},
+        {"apiGroups": [kueue_group], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]},
+    ]
+    return rules
+
+
 class KueueObject(pulumi.CustomResource):
     """A Kubernetes object with arbitrary top-level fields.
 
@@ -266,8 +288,11 @@ class Queues(pulumi.ComponentResource):
 
         self.admission_checks: list[str] = []
         self.multikueue: dict[str, pulumi.Resource] = {}
-        if plan.spec.multiKueue is not None:
+        self.multikueue_worker: dict[str, pulumi.Resource] = {}
+        if plan.multikueue_manager:
             self._multikueue()
+        elif plan.multikueue_worker:
+            self._multikueue_worker()
 
         self.cluster_queues = {}
         for team in plan.teams:
@@ -360,6 +385,40 @@ class Queues(pulumi.ComponentResource):
         self.multikueue = {"config": config, "admission-check": check}
         self.admission_checks = [cv.MULTIKUEUE_NAME]
 
+    def _multikueue_worker(self) -> None:
+        """Worker side: what a MultiKueue manager authenticates as here, and may do. Its kubeconfig (this
+        cluster's server and CA, and the token Kubernetes puts in the token Secret) is what the manager's
+        stack takes as a secret config value (README, MultiKueue)."""
+        kopts = pulumi.ResourceOptions(parent=self, depends_on=[*self.ready, *([self.namespace] if self.namespace else [])])
+        sa = k8s.core.v1.ServiceAccount(
+            "kueue-mk-worker-sa",
+            metadata=_metadata(cv.MULTIKUEUE_WORKER_SERVICE_ACCOUNT, namespace=cv.KUEUE_NAMESPACE),
+            opts=kopts,
+        )
+        role = k8s.rbac.v1.ClusterRole(
+            "kueue-mk-worker-role",
+            metadata=_metadata(cv.MULTIKUEUE_WORKER_CLUSTER_ROLE),
+            rules=multikueue_worker_rules(self.plan),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        k8s.rbac.v1.ClusterRoleBinding(
+            "kueue-mk-worker-binding",
+            metadata=_metadata(cv.MULTIKUEUE_WORKER_CLUSTER_ROLE),
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cv.MULTIKUEUE_WORKER_CLUSTER_ROLE},
+            subjects=[{"kind": "ServiceAccount", "name": cv.MULTIKUEUE_WORKER_SERVICE_ACCOUNT, "namespace": cv.KUEUE_NAMESPACE}],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[role, sa]),
+        )
+        # A long-lived token the token controller fills in (kubernetes.io/docs/concepts/configuration/secret,
+        # "Service account token Secrets"); the stack never reads it, so it never enters the state.
+        token = k8s.core.v1.Secret(
+            "kueue-mk-worker-token",
+            metadata={**_metadata(cv.MULTIKUEUE_WORKER_TOKEN_SECRET, namespace=cv.KUEUE_NAMESPACE),
+                      "annotations": {"kubernetes.io/service-account.name": cv.MULTIKUEUE_WORKER_SERVICE_ACCOUNT}},
+            type="kubernetes.io/service-account-token",
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[sa], ignore_changes=["data"]),
+        )
+        self.multikueue_worker = {"service-account": sa, "token": token}
+
     def exports(self) -> dict[str, Any]:
         mk = self.plan.spec.multiKueue
         return {
@@ -371,6 +430,10 @@ class Queues(pulumi.ComponentResource):
                 "clusterQueues": {t.name: t.cluster_queue for t in self.plan.teams},
                 "flavors": [p.flavor for p in self.plan.pools],
                 "priorityClasses": {p.name: p.class_name for p in self.plan.priorities},
-                "multiKueueWorkers": [w.name for w in mk.workers] if mk else [],
+                "multiKueueWorkers": [w.name for w in mk.workers] if self.plan.multikueue_manager and mk else [],
+                "multiKueueRole": self.plan.multikueue_role,
+                **({"multiKueueWorkerToken": {"namespace": cv.KUEUE_NAMESPACE,
+                                              "secret": cv.MULTIKUEUE_WORKER_TOKEN_SECRET}}
+                   if self.plan.multikueue_worker else {}),
             }
         }

@@ -70,6 +70,19 @@ RESERVED_PRIORITY_CLASS_PREFIX = "system-"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 
 
+# Which side of MultiKueue a stack deploys (stack config key, beside gpu-platform:platform, so that a manager
+# and its workers share one platform spec): the manager dispatches (admission check, clusters, worker
+# kubeconfig Secrets), a worker accepts (a ServiceAccount for managers, its RBAC and a token).
+MULTIKUEUE_ROLE_CONFIG = "multiKueueRole"
+MULTIKUEUE_ROLES: tuple[str, ...] = ("manager", "worker")
+# On a worker: what a manager authenticates as (the ServiceAccount, its token Secret), in Kueue's namespace,
+# and the ClusterRole that lets it mirror jobs and workloads (Kueue docs, "Setup MultiKueue",
+# site/static/examples/multikueue/create-multikueue-kubeconfig.sh).
+MULTIKUEUE_WORKER_SERVICE_ACCOUNT = "multikueue-manager"
+MULTIKUEUE_WORKER_TOKEN_SECRET = "multikueue-manager-token"
+MULTIKUEUE_WORKER_CLUSTER_ROLE = f"{MANAGED_BY_VALUE}:multikueue-worker"
+
+
 def multikueue_cluster_name(worker: str) -> str:
     return worker
 

@@ -81,9 +81,10 @@ INTERNAL_CERT_MANAGEMENT: dict[str, Any] = {
 # The only top-level keys the local cluster's Kueue process may set differently from production: where
 # it listens (loopback ports chosen per cluster, so two clusters and a user's can run side by side),
 # where its webhook certificate lives (a file, not a mounted Secret), leader election (one process;
-# a restart must not wait out a lease), and waitForPodsReady.timeout (tests use seconds, not 30m).
+# a restart must not wait out a lease), waitForPodsReady.timeout and multiKueue.workerLostTimeout (tests
+# use seconds, not 30m and 15m).
 LOCAL_ONLY_KEYS: tuple[str, ...] = ("health", "metrics", "webhook", "leaderElection")
-LOCAL_ONLY_PATHS: tuple[tuple[str, ...], ...] = (("waitForPodsReady", "timeout"),)
+LOCAL_ONLY_PATHS: tuple[tuple[str, ...], ...] = (("waitForPodsReady", "timeout"), ("multiKueue", "workerLostTimeout"))
 
 
 def controller_config(plan: Plan) -> dict[str, Any]:
@@ -127,6 +128,7 @@ def local_controller_config(
     webhook_port: int,
     cert_dir: str,
     pods_ready_timeout: str | None = None,
+    worker_lost_timeout: str | None = None,
 ) -> dict[str, Any]:
     """`controller_config` with only the `LOCAL_ONLY_KEYS` (and `LOCAL_ONLY_PATHS`) changed for a host process
     on loopback: ports, the webhook certificate directory, no leader election, optionally a short
@@ -138,6 +140,8 @@ def local_controller_config(
     config["leaderElection"] = {"leaderElect": False}
     if pods_ready_timeout is not None:
         config["waitForPodsReady"] = {**config["waitForPodsReady"], "timeout": pods_ready_timeout}
+    if worker_lost_timeout is not None:
+        config["multiKueue"] = {**config.get("multiKueue", {}), "workerLostTimeout": worker_lost_timeout}
     return config
 
 

@@ -279,6 +279,17 @@ class Plan:
     mig_strategy: str
     spec: Platform = field(repr=False)
     warnings: tuple[str, ...] = ()
+    # The stack's MultiKueue side (stack config gpu-platform:multiKueueRole): manager or worker.
+    multikueue_role: str = "manager"
+
+    @property
+    def multikueue_manager(self) -> bool:
+        """Dispatches to workers: the spec lists them and this stack is not deployed as a worker."""
+        return self.multikueue_role == "manager" and self.spec.multiKueue is not None and bool(self.spec.multiKueue.workers)
+
+    @property
+    def multikueue_worker(self) -> bool:
+        return self.multikueue_role == "worker"
 
     @property
     def pools_by_name(self) -> dict[str, PoolPlan]:
@@ -525,7 +536,9 @@ def _plan_system_pool(c) -> SystemPoolPlan | None:
     )
 
 
-def build_plan(spec: Platform, region: str | None = None) -> Plan:
+def build_plan(spec: Platform, region: str | None = None, multikueue_role: str = "manager") -> Plan:
+    if multikueue_role not in cv.MULTIKUEUE_ROLES:
+        raise ValueError(f"multiKueueRole {multikueue_role!r}; valid: {', '.join(cv.MULTIKUEUE_ROLES)}")
     pools = tuple(_plan_pool(p, spec.pricing) for p in spec.pools)
     by_name = {p.name: p for p in pools}
     gpu_resources = frozenset(p.resource_name for p in pools)  # once, not once per team
@@ -555,4 +568,5 @@ def build_plan(spec: Platform, region: str | None = None) -> Plan:
         mig_strategy="mixed" if any(p.sharing_mode == "mig" for p in pools) else "single",
         spec=spec,
         warnings=_warnings(pools, teams, spec),
+        multikueue_role=multikueue_role,
     )

@@ -66,6 +66,7 @@ def cmd_kueue_config(args: argparse.Namespace) -> str:
     config = local_controller_config(
         plan, health_port=args.health_port, metrics_port=args.metrics_port, webhook_port=args.webhook_port,
         cert_dir=args.cert_dir, pods_ready_timeout=args.pods_ready_timeout or None,
+        worker_lost_timeout=args.worker_lost_timeout or None,
     )
     Path(args.out).write_text(yaml.safe_dump(config, sort_keys=False))
     return f"Kueue Configuration of stack {args.stack}"
@@ -120,6 +121,7 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument(f"--{port}-port", type=int, required=True)
     c.add_argument("--cert-dir", required=True)
     c.add_argument("--pods-ready-timeout", default="", help="waitForPodsReady.timeout (default: the stack's)")
+    c.add_argument("--worker-lost-timeout", default="", help="multiKueue.workerLostTimeout (default: Kueue's, 15m)")
     c.add_argument("--out", required=True)
     c.set_defaults(func=cmd_kueue_config)
     w = sub.add_parser("kwok-stages", help="KWOK's Stage configuration")

@@ -29,6 +29,8 @@ def _without_local_keys(config: dict) -> dict:
         for part in path[:-1]:
             node = node.get(part, {})
         node.pop(path[-1], None)
+        if path[:-1] and node == {}:
+            config.pop(path[0], None)
     return config
 
 
@@ -39,11 +41,12 @@ def test_the_local_kueue_runs_the_production_configuration(stack: str) -> None:
     pods-ready timeout may differ."""
     plan = plan_of(stack)
     local = local_controller_config(plan, health_port=1, metrics_port=2, webhook_port=3, cert_dir="/x",
-                                    pods_ready_timeout="20s")
+                                    pods_ready_timeout="20s", worker_lost_timeout="30s")
     chart = yaml.safe_load(chart_values(plan)["managerConfig"]["controllerManagerConfigYaml"])
     assert chart == controller_config(plan)
     assert _without_local_keys(local) == _without_local_keys(chart)
     assert local["waitForPodsReady"]["timeout"] == "20s"
+    assert local["multiKueue"]["workerLostTimeout"] == "30s"
     assert local["webhook"] == {"host": "127.0.0.1", "port": 3, "certDir": "/x"}
     for key in ("fairSharing", "waitForPodsReady", "integrations", "managedJobsNamespaceSelector",
                 "resources", "internalCertManagement"):

@@ -1,0 +1,200 @@
+"""MultiKueue across two live local clusters, each with its own Kueue, both deployed by the real engine
+from one platform spec (tests/multikueue/stack.yaml), exactly as the README tells a user to do:
+
+1. the worker cluster gets the spec as a stack with `gpu-platform:multiKueueRole: worker`: the same
+   namespaces, LocalQueues and ClusterQueues, and a ServiceAccount a manager may act as;
+2. `scripts/local-cluster multikueue-kubeconfig` writes the kubeconfig for it (server, CA, token);
+3. the manager cluster gets the same spec with that kubeconfig as a Pulumi secret config value
+   (`pulumi config set --secret gpu-platform:worker1Kubeconfig < file`).
+
+The manager runs with a 30 s multiKueue.workerLostTimeout (15 minutes in the stacks) so that a lost
+worker's consequence can be watched.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import yaml
+
+from gpu_platform import conventions as cv
+from gpu_platform.cli import load_plan
+from gpu_platform.jobs import JobRequest, job
+from gpu_platform.plan import Plan
+from tests.conftest import ROOT
+from tests.live.conftest import condition, is_true, wait_for
+from tests.realtools import (
+    CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, Cluster, Engine, new_engine, require, run, running_cluster,
+)
+
+FIXTURE = Path(__file__).with_name("stack.yaml")
+MANAGER_PORTS = ("32143", "19790")
+WORKER_PORTS = ("32243", "19890")
+WORKER_LOST_TIMEOUT_S = 30
+SECRET_KEY = "gpu-platform:worker1Kubeconfig"
+
+
+@dataclass
+class MK:
+    manager: Cluster
+    worker: Cluster
+    engine: Engine
+    plan: Plan
+    tenant: Path
+    token: str
+    up_output: str
+    manager_config: Path
+
+    def get(self, c: Cluster, *args: str) -> Any:
+        return json.loads(c.kubectl("get", *args, "-o", "json").stdout)
+
+    def workload(self, c: Cluster, name: str) -> dict | None:
+        for w in self.get(c, "workloads.kueue.x-k8s.io", "-n", "ml")["items"]:
+            if any(o.get("name") == name and o.get("kind") == "Job" for o in w["metadata"].get("ownerReferences", [])):
+                return w
+        return None
+
+    def submit(self, name: str, duration: str = "5s") -> float:
+        objs = job(self.plan, JobRequest(team="ml", pool="batch", gpus=1, name=name, duration=duration))
+        at = time.perf_counter()
+        self.manager.kubectl("create", "-f", "-", kubeconfig=self.tenant,
+                             input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
+        return at
+
+
+@pytest.fixture(scope="module")
+def mk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MK]:
+    require(CLUSTER_TOOLS + ENGINE_TOOLS)
+    tmp = tmp_path_factory.mktemp("multikueue")
+    doc = yaml.safe_load(FIXTURE.read_text())
+    worker_file, manager_file = tmp / "Pulumi.mk-worker.yaml", tmp / "Pulumi.mk-manager.yaml"
+    worker_doc = {"config": {**doc["config"], f"gpu-platform:{cv.MULTIKUEUE_ROLE_CONFIG}": "worker"}}
+    worker_file.write_text(yaml.safe_dump(worker_doc, sort_keys=False))
+    manager_file.write_text(yaml.safe_dump(doc, sort_keys=False))
+    engine = new_engine(tmp / "backend")
+    with running_cluster(tmp / "worker", *WORKER_PORTS, "multikueue worker",
+                         {"LOCAL_CLUSTER_STACK": str(worker_file)}) as worker:
+        engine.ensure_stack("mk-worker", worker_file)
+        engine.timed("pulumi up (MultiKueue worker)", "up", "--yes", "--stack", "mk-worker", "--config-file",
+                     str(worker_file), extra_env={"KUBECONFIG": str(worker.kubeconfig)})
+        out = run([str(ROOT / "scripts" / "local-cluster"), "multikueue-kubeconfig", str(tmp / "worker-1.kubeconfig")],
+                  worker.env, timeout=120)
+        kubeconfig = Path(out.stdout.strip().splitlines()[-1]).read_text()
+        token = yaml.safe_load(kubeconfig)["users"][0]["user"]["token"]
+        with running_cluster(tmp / "manager", *MANAGER_PORTS, "multikueue manager",
+                             {"LOCAL_CLUSTER_STACK": str(manager_file),
+                              "LOCAL_CLUSTER_WORKER_LOST_TIMEOUT": f"{WORKER_LOST_TIMEOUT_S}s"}) as manager:
+            engine.ensure_stack("mk-manager", manager_file)
+            # The value from stdin: never on a command line, never in a file of the checkout.
+            engine.pulumi("config", "set", "--secret", SECRET_KEY, "--stack", "mk-manager",
+                          "--config-file", str(manager_file), input=kubeconfig)
+            up = engine.timed("pulumi up (MultiKueue manager)", "up", "--yes", "--stack", "mk-manager",
+                              "--config-file", str(manager_file), extra_env={"KUBECONFIG": str(manager.kubeconfig)})
+            plan = load_plan(None, str(manager_file))[1]
+            tenant = manager.user("ml-alice", "ml-engineers")
+            m = MK(manager, worker, engine, plan, tenant, token, up.stdout + up.stderr, manager_file)
+            wait_for(lambda: is_true(m.get(manager, "multikueuecluster.kueue.x-k8s.io", "worker-1"), "Active"), 90,
+                     "the manager's MultiKueueCluster Active (connected to the worker)")
+            wait_for(lambda: is_true(m.get(manager, "admissioncheck.kueue.x-k8s.io", cv.MULTIKUEUE_NAME), "Active"), 60,
+                     "the MultiKueue admission check Active")
+            yield m
+
+
+def test_the_worker_mirrors_the_teams_queues_from_the_same_spec(mk: MK) -> None:
+    for c in (mk.manager, mk.worker):
+        lq = mk.get(c, "localqueue.kueue.x-k8s.io", cv.LOCAL_QUEUE_NAME, "-n", "ml")
+        assert lq["spec"]["clusterQueue"] == "ml"
+    mgr_cq = mk.get(mk.manager, "clusterqueue.kueue.x-k8s.io", "ml")["spec"]
+    wrk_cq = mk.get(mk.worker, "clusterqueue.kueue.x-k8s.io", "ml")["spec"]
+    assert mgr_cq["resourceGroups"] == wrk_cq["resourceGroups"]
+    assert [c["name"] for c in mgr_cq["admissionChecksStrategy"]["admissionChecks"]] == [cv.MULTIKUEUE_NAME]
+    assert "admissionChecksStrategy" not in wrk_cq, "a worker runs what it is given; it dispatches nothing"
+
+
+def test_a_job_admitted_on_the_manager_runs_on_the_worker_and_reports_back(mk: MK) -> None:
+    mk.submit("dispatched", duration="5s")
+    wl = wait_for(lambda: (w := mk.workload(mk.manager, "dispatched")) and is_true(w, "Admitted") and w, 60,
+                  "admitted on the manager")
+    assert wl["status"]["admissionChecks"][0]["state"] == "Ready"
+    assert wl["status"].get("clusterName") == "worker-1"
+    manager_job = mk.get(mk.manager, "job", "dispatched", "-n", "ml")
+    assert manager_job["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"   # Kueue's job webhook set it
+    pods = wait_for(lambda: [p for p in mk.get(mk.worker, "pods", "-n", "ml")["items"]
+                             if p["metadata"]["name"].startswith("dispatched-") and p["spec"].get("nodeName")],
+                    60, "the job's pod bound on the worker")
+    node = mk.get(mk.worker, "node", pods[0]["spec"]["nodeName"])
+    assert node["metadata"]["labels"][cv.POOL] == "batch"
+    assert not mk.get(mk.manager, "pods", "-n", "ml")["items"], "nothing runs on the manager"
+    # The worker's status comes back: the manager's Job completes.
+    wait_for(lambda: is_true(mk.get(mk.manager, "job", "dispatched", "-n", "ml"), "Complete"), 90,
+             "the manager's Job Complete")
+    wait_for(lambda: is_true(mk.workload(mk.manager, "dispatched"), "Finished"), 60, "the manager's Workload Finished")
+
+
+def test_dispatch_latency_over_fifty_jobs(mk: MK) -> None:
+    """Submit on the manager to Running on the worker, in waves that fit the pool (no queueing)."""
+    latencies: list[float] = []
+    for wave in range(5):
+        started = {f"lat-{wave}-{i}": mk.submit(f"lat-{wave}-{i}", duration="2s") for i in range(10)}
+        running: dict[str, float] = {}
+
+        def all_running() -> bool:
+            for p in mk.get(mk.worker, "pods", "-n", "ml")["items"]:
+                name = p["metadata"].get("labels", {}).get("batch.kubernetes.io/job-name", "")
+                if name in started and p["status"].get("phase") in ("Running", "Succeeded"):
+                    running.setdefault(name, time.perf_counter())
+            return len(running) == len(started)
+
+        wait_for(all_running, 120, f"wave {wave} running on the worker", interval=0.1)
+        latencies += [running[n] - t for n, t in started.items()]
+        wait_for(lambda: all(is_true(mk.get(mk.manager, "job", n, "-n", "ml"), "Complete") for n in started), 120,
+                 f"wave {wave} complete on the manager")
+    assert len(latencies) == 50
+    q = statistics.quantiles(latencies, n=20)
+    TIMINGS["multikueue: dispatch p50 (submit -> running on worker)"] = round(statistics.median(latencies), 2)
+    TIMINGS["multikueue: dispatch p95"] = round(q[18], 2)
+
+
+def test_the_worker_kubeconfig_never_appears_in_plaintext(mk: MK) -> None:
+    secrets = [mk.token, base64.b64encode(mk.token.encode()).decode()]
+    state = mk.engine.pulumi("stack", "export", "--stack", "mk-manager").stdout
+    config = mk.manager_config.read_text()
+    for where, text in (("the state", state), ("the stack config", config), ("the output of up", mk.up_output)):
+        for s in secrets:
+            assert s not in text, f"the worker's token appears in {where}"
+    assert "secure:" in config   # the config holds it encrypted
+    # The cluster has it where Kueue reads it, in Kueue's namespace (platform admins only).
+    secret = mk.get(mk.manager, "secret", cv.multikueue_secret_name("worker-1"), "-n", cv.KUEUE_NAMESPACE)
+    assert mk.token in base64.b64decode(secret["data"][cv.MULTIKUEUE_KUBECONFIG_KEY]).decode()
+
+
+def test_zz_a_worker_that_goes_away_keeps_its_job_until_the_timeout_then_the_manager_requeues_it(mk: MK) -> None:
+    """Kueue v0.19.2 (apis/config/v1beta2 MultiKueue.workerLostTimeout): a workload's MultiKueue admission
+    check stays Ready while its worker is unreachable, for workerLostTimeout; then the check is set to
+    Retry, and the workload is evicted on the manager and requeued (to be dispatched again when a worker is
+    there)."""
+    mk.submit("long-running", duration="1h")
+    wait_for(lambda: any(p["metadata"]["name"].startswith("long-running-") and p["status"].get("phase") == "Running"
+                         for p in mk.get(mk.worker, "pods", "-n", "ml")["items"]), 90, "running on the worker")
+    subprocess.run([str(ROOT / "scripts" / "local-cluster"), "stop"], env=mk.worker.env, capture_output=True,
+                   timeout=120, check=True)
+    lost = time.perf_counter()
+    time.sleep(WORKER_LOST_TIMEOUT_S / 2)
+    wl = mk.workload(mk.manager, "long-running")
+    assert is_true(wl, "Admitted") and wl["status"]["admissionChecks"][0]["state"] == "Ready", \
+        "within workerLostTimeout the manager keeps the job as dispatched"
+    wl = wait_for(lambda: (w := mk.workload(mk.manager, "long-running")) and is_true(w, "Evicted") and w,
+                  WORKER_LOST_TIMEOUT_S + 90, "evicted on the manager after workerLostTimeout")
+    TIMINGS["multikueue: worker lost -> evicted on the manager"] = round(time.perf_counter() - lost, 1)
+    assert condition(wl, "Evicted")["reason"] == "AdmissionCheck", condition(wl, "Evicted")
+    requeued = wait_for(lambda: (w := mk.workload(mk.manager, "long-running")) and not is_true(w, "QuotaReserved") and w,
+                        60, "requeued (quota released) on the manager")
+    assert requeued["status"]["admissionChecks"][0]["state"] in ("Pending", "Retry")
