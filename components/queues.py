@@ -65,9 +65,10 @@ def multikueue_worker_rules(plan: Plan) -> list[dict[str, Any]]:
     from batch and JobSet there to every integration the stack enables)."""
     by_group: dict[str, list[str]] = {}
     for name in plan.spec.addons.kueue.integrations:
+        # The manager watches the worker's objects of every integration it runs, plain pods included
+        # (a missing one keeps the MultiKueueCluster inactive: "pods is forbidden ... cannot watch").
         for group, _v, plural, _k in cv.KUEUE_INTEGRATION_APIS.get(name, ()):
-            if group not in ("", "apps"):  # pods and deployments are not dispatched by MultiKueue
-                by_group.setdefault(group, []).append(plural)
+            by_group.setdefault(group, []).append(plural)
     rules: list[dict[str, Any]] = []
     for group, plurals in sorted(by_group.items()):
         rules.append({"apiGroups": [group], "resources": sorted(set(plurals)),

@@ -26,6 +26,12 @@ class InputError(Exception):
 
 
 def stack_file(stack: str) -> Path:
+    """Pulumi.<stack>.yaml of a stack name, or the stack file a path names (fixture and generated stacks)."""
+    if "/" in stack or stack.endswith((".yaml", ".yml")):
+        path = Path(stack)
+        if not path.is_file():
+            raise InputError(f"{stack}: no such stack file")
+        return path
     for root in (Path.cwd(), PACKAGE_ROOT):
         candidate = root / f"Pulumi.{stack}.yaml"
         if candidate.exists():

@@ -81,9 +81,9 @@ class Engine:
     timings: dict[str, float] = field(default_factory=dict)
 
     def pulumi(self, *args: str, check: bool = True, timeout: float = 900,
-               extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+               extra_env: dict[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
         env = {**self.env, **(extra_env or {})}
-        return run([str(BIN / "pulumi"), *args, "--non-interactive"], env, timeout=timeout, check=check)
+        return run([str(BIN / "pulumi"), *args, "--non-interactive"], env, timeout=timeout, check=check, input=input)
 
     def timed(self, label: str, *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
         started = time.perf_counter()

@@ -143,7 +143,8 @@ def test_dispatch_latency_over_fifty_jobs(mk: MK) -> None:
     """Submit on the manager to Running on the worker, in waves that fit the pool (no queueing)."""
     latencies: list[float] = []
     for wave in range(5):
-        started = {f"lat-{wave}-{i}": mk.submit(f"lat-{wave}-{i}", duration="2s") for i in range(10)}
+        # Long enough to be seen Running: MultiKueue removes the worker's copy once the job finishes.
+        started = {f"lat-{wave}-{i}": mk.submit(f"lat-{wave}-{i}", duration="15s") for i in range(10)}
         running: dict[str, float] = {}
 
         def all_running() -> bool:
@@ -176,16 +177,23 @@ def test_the_worker_kubeconfig_never_appears_in_plaintext(mk: MK) -> None:
     assert mk.token in base64.b64decode(secret["data"][cv.MULTIKUEUE_KUBECONFIG_KEY]).decode()
 
 
-def test_zz_a_worker_that_goes_away_keeps_its_job_until_the_timeout_then_the_manager_requeues_it(mk: MK) -> None:
-    """Kueue v0.19.2 (apis/config/v1beta2 MultiKueue.workerLostTimeout): a workload's MultiKueue admission
-    check stays Ready while its worker is unreachable, for workerLostTimeout; then the check is set to
-    Retry, and the workload is evicted on the manager and requeued (to be dispatched again when a worker is
-    there)."""
+def test_zz_a_lost_worker_keeps_its_job_until_the_timeout_then_it_is_evicted_and_dispatched_again(mk: MK) -> None:
+    """Kueue v0.19.2 (apis/config/v1beta2 MultiKueue.workerLostTimeout; pkg/controller/admissionchecks/
+    multikueue): a workload's MultiKueue admission check stays Ready while its worker is unreachable, for
+    workerLostTimeout. Then the check goes to Retry and the workload is evicted on the manager (the check
+    back to Pending); the eviction completes, and the manager's quota is released, only once the worker's
+    copy can be removed. When the worker is back, the old run is deleted there and the job is requeued and
+    dispatched again: it restarts from the beginning (what checkpoints are for)."""
     mk.submit("long-running", duration="1h")
-    wait_for(lambda: any(p["metadata"]["name"].startswith("long-running-") and p["status"].get("phase") == "Running"
-                         for p in mk.get(mk.worker, "pods", "-n", "ml")["items"]), 90, "running on the worker")
-    subprocess.run([str(ROOT / "scripts" / "local-cluster"), "stop"], env=mk.worker.env, capture_output=True,
-                   timeout=120, check=True)
+
+    def worker_pod() -> str | None:
+        pods = [p for p in mk.get(mk.worker, "pods", "-n", "ml")["items"]
+                if p["metadata"]["name"].startswith("long-running-") and p["status"].get("phase") == "Running"]
+        return pods[0]["metadata"]["name"] if pods else None
+
+    first_run = wait_for(worker_pod, 90, "running on the worker")
+    local_cluster = str(ROOT / "scripts" / "local-cluster")
+    subprocess.run([local_cluster, "stop"], env=mk.worker.env, capture_output=True, timeout=120, check=True)
     lost = time.perf_counter()
     time.sleep(WORKER_LOST_TIMEOUT_S / 2)
     wl = mk.workload(mk.manager, "long-running")
@@ -195,6 +203,12 @@ def test_zz_a_worker_that_goes_away_keeps_its_job_until_the_timeout_then_the_man
                   WORKER_LOST_TIMEOUT_S + 90, "evicted on the manager after workerLostTimeout")
     TIMINGS["multikueue: worker lost -> evicted on the manager"] = round(time.perf_counter() - lost, 1)
     assert condition(wl, "Evicted")["reason"] == "AdmissionCheck", condition(wl, "Evicted")
-    requeued = wait_for(lambda: (w := mk.workload(mk.manager, "long-running")) and not is_true(w, "QuotaReserved") and w,
-                        60, "requeued (quota released) on the manager")
-    assert requeued["status"]["admissionChecks"][0]["state"] in ("Pending", "Retry")
+    check = wl["status"]["admissionChecks"][0]
+    assert check["state"] == "Pending" and "after eviction" in check["message"], check
+    run([local_cluster, "start"], mk.worker.env, timeout=600)
+    back = wait_for(lambda: (w := mk.workload(mk.manager, "long-running")) and is_true(w, "Requeued")
+                    and w["status"]["admissionChecks"][0]["state"] == "Ready" and w, 180,
+                    "requeued and dispatched again once the worker is back")
+    assert back["status"].get("clusterName") == "worker-1"
+    second_run = wait_for(lambda: (p := worker_pod()) and p != first_run and p, 120, "a new run on the worker")
+    assert second_run != first_run
