@@ -73,7 +73,7 @@ def audit_policy(integrations: Sequence[str]) -> dict[str, Any]:
     image; later changes at Metadata. Requests are audited whether or not they were allowed, so a denied
     read carries its 403 in responseStatus. Everything else is not recorded."""
     resource_stage = ["RequestReceived"]
-    workloads = [_group(g, r) for g, r in workload_resources(integrations)]
+    workloads = lambda: [_group(g, r) for g, r in workload_resources(integrations)]  # noqa: E731 (no shared YAML anchors)
     return {
         "apiVersion": AUDIT_API_VERSION,
         "kind": "Policy",
@@ -81,8 +81,8 @@ def audit_policy(integrations: Sequence[str]) -> dict[str, Any]:
         "rules": [
             {"level": "Metadata", "resources": [_group("", ["secrets"])]},
             {"level": "Metadata", "resources": [_group("", POD_ACCESS_SUBRESOURCES)]},
-            {"level": "Request", "verbs": ["create"], "resources": workloads},
-            {"level": "Metadata", "verbs": ["update", "patch", "delete", "deletecollection"], "resources": workloads},
+            {"level": "Request", "verbs": ["create"], "resources": workloads()},
+            {"level": "Metadata", "verbs": ["update", "patch", "delete", "deletecollection"], "resources": workloads()},
             {"level": "Request", "verbs": list(WRITE_VERBS),
              "resources": [_group(g, r) for g, r in ADMIN_RESOURCES]},
             {"level": "None"},
