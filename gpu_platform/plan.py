@@ -151,8 +151,8 @@ class PoolPlan:
         is erased when the instance stops or terminates (EC2 user guide, "Data persistence for instance
         store volumes"), and a node group replaces instances on every update, repair or scale-in."""
         if self.local_nvme:
-            return (f"{self.nvme_gb} GB local NVMe (RAID0; containerd, kubelet, emptyDir), wiped with the node: "
-                    f"scratch only, {CHECKPOINT_DESTINATIONS}")
+            return (f"{self.nvme_gb} GB local NVMe instance store (eks node groups: RAID0 for containerd, kubelet, "
+                    f"emptyDir), wiped with the node: scratch only, {CHECKPOINT_DESTINATIONS}")
         return f"EBS root volume ({self.root_volume_gib} GiB), deleted with the node: scratch only, {CHECKPOINT_DESTINATIONS}"
 
 

@@ -153,7 +153,7 @@ def test_every_pool_says_where_checkpoints_go() -> None:
         assert "wiped with the node" in pool.scratch or "deleted with the node" in pool.scratch
         assert "checkpoints to object storage (S3), FSx for Lustre or an EBS-backed PersistentVolumeClaim" in pool.scratch
     nvme = next(p for p in plan_of("prod").pools if p.local_nvme)
-    assert f"{nvme.nvme_gb} GB local NVMe (RAID0" in nvme.scratch
+    assert f"{nvme.nvme_gb} GB local NVMe instance store (eks node groups: RAID0" in nvme.scratch
 
 
 # --- audit ----------------------------------------------------------------------------------------
