@@ -41,7 +41,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_platform import conventions as cv
+from gpu_platform import conventions as cv, images
 from gpu_platform.plan import Plan
 
 COMPONENT_VALUE = "admission"
@@ -177,6 +177,18 @@ def tolerates_gpu_taint(spec: str) -> str:
     )
 
 
+def controlled() -> str:
+    """CEL: made by a workload controller (see the module docstring): a workload kind is the controlling
+    owner and the request comes from a service account of another namespace."""
+    return (
+        "has(object.metadata.ownerReferences) && "
+        "object.metadata.ownerReferences.exists(o, has(o.controller) && o.controller == true && "
+        f"o.kind in {cel_list(WORKLOAD_OWNER_KINDS)}) && "
+        "request.userInfo.username.startsWith('system:serviceaccount:') && "
+        "!request.userInfo.username.startsWith('system:serviceaccount:' + request.namespace + ':')"
+    )
+
+
 def variables(apis: list[tuple[str, str, str, str]], queueable: list[str] | None = None) -> list[dict[str, str]]:
     kinds = [api[3] for api in apis]
     pod_templates = _kind_switch({k: SHAPES[k].pod_templates for k in kinds}, "[]")
@@ -206,13 +218,7 @@ def variables(apis: list[tuple[str, str, str, str]], queueable: list[str] | None
         # Made by a workload controller: its controlling owner is a workload kind, and the request comes
         # from a service account of another namespace (the controllers' own: kube-system's job-controller,
         # the JobSet or training operator's), never from the tenant or a service account of its namespace.
-        {"name": "controlled", "expression": (
-            "has(object.metadata.ownerReferences) && "
-            "object.metadata.ownerReferences.exists(o, has(o.controller) && o.controller == true && "
-            f"o.kind in {cel_list(WORKLOAD_OWNER_KINDS)}) && "
-            "request.userInfo.username.startsWith('system:serviceaccount:') && "
-            "!request.userInfo.username.startsWith('system:serviceaccount:' + request.namespace + ':')"
-        )},
+        {"name": "controlled", "expression": controlled()},
         {"name": "queueable", "expression": f"request.kind.kind in {cel_list(queueable or [])}"},
         {"name": "queueLabels", "expression": queue_labels},
         {"name": "queueName", "expression": f"{q} in variables.queueLabels ? string(variables.queueLabels[{q}]) : ''"},
@@ -418,6 +424,137 @@ def network_policy_guard_spec() -> dict[str, Any]:
     }
 
 
+def image_names(spec: str) -> str:
+    """CEL: the images of every container, init container and ephemeral container of a pod spec, as one
+    list of strings (mapped first: the three container types are different CEL types)."""
+    one = "(has(c.image) ? c.image : '')"
+    return (
+        f"({spec}.containers.map(c, {one}) + "
+        f"({_has(spec, 'initContainers')} ? {spec}.initContainers.map(c, {one}) : []) + "
+        f"({_has(spec, 'ephemeralContainers')} ? {spec}.ephemeralContainers.map(c, {one}) : []))"
+    )
+
+
+def domain_qualified(i: str) -> str:
+    """CEL twin of the first step of images.normalize: a name whose first part is no domain is Docker Hub's."""
+    first = f"{i}.split('/')[0]"
+    return (f"({i}.contains('/') && ({first}.contains('.') || {first}.contains(':') || {first} == "
+            f"{cel_string(images.LOCALHOST)}) ? {i} : {cel_string(images.DOCKER_HUB + '/')} + {i})")
+
+
+def official_qualified(n: str) -> str:
+    """CEL twin of the second step of images.normalize: a one-part Docker Hub name is an official image."""
+    hub = images.DOCKER_HUB + "/"
+    rest = f"{n}.substring({len(hub)})"
+    return (f"({n}.startsWith({cel_string(hub)}) && !{rest}.contains('/') ? "
+            f"{cel_string(images.DOCKER_HUB_OFFICIAL + '/')} + {rest} : {n})")
+
+
+def from_allowed_registry(n: str) -> str:
+    """CEL twin of images.from_entry over the namespace's registries, for a normalised reference `n`."""
+    return (f"variables.allowedRegistries.exists(r, {n} == r || {n}.startsWith(r + '/') || "
+            f"(r.contains('/') && ({n}.startsWith(r + ':') || {n}.startsWith(r + '@'))))")
+
+
+def image_policy_spec(plan: Plan) -> dict[str, Any]:
+    """Tenant pods' images come from the registries their namespace allows (`gpu-platform.io/allowed-
+    registries`: images.allowedRegistries plus the team's own), and name a digest when the platform requires
+    it. Checked on every pod template of the workload kinds (so a Job is refused when submitted, not when
+    its pods fail later), on Pods, and on `kubectl debug`'s ephemeral containers, which arrive as an update
+    of the pods/ephemeralcontainers subresource."""
+    apis = matched_apis(plan)
+    kinds = [api[3] for api in apis]
+    annotation = cel_string(cv.ALLOWED_REGISTRIES_ANNOTATION)
+    rules = resource_rules(apis) + [{
+        "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/ephemeralcontainers"], "operations": ["UPDATE"],
+    }]
+    team = next(v for v in variables(apis) if v["name"] == "team")
+    validations = [{
+        "expression": "size(variables.deniedImages) == 0",
+        "messageExpression": (
+            "'images must come from a registry team ' + variables.team + ' may pull from; not allowed: ' + "
+            "variables.deniedImages.join(', ') + '; allowed registries: ' + variables.allowedRegistries.join(', ')"
+        ),
+        "reason": "Forbidden",
+    }]
+    if plan.require_image_digests:
+        validations.append({
+            "expression": f"variables.images.all(i, i.contains({cel_string(images.DIGEST_SEPARATOR)}))",
+            "messageExpression": (
+                "'this platform runs tenant images by digest (image@sha256:...), not by tag: ' + "
+                f"variables.images.filter(i, !i.contains({cel_string(images.DIGEST_SEPARATOR)})).join(', ')"
+            ),
+            "reason": "Forbidden",
+        })
+    return {
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "resourceRules": rules,
+            "namespaceSelector": tenant_namespace_selector(),
+            "matchPolicy": "Equivalent",
+        },
+        "matchConditions": [
+            {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"},
+        ],
+        "variables": [
+            {"name": "podTemplates", "expression": _kind_switch({k: SHAPES[k].pod_templates for k in kinds}, "[]")},
+            {"name": "podSpecs", "expression": "variables.podTemplates.map(t, t.spec)"},
+            # One flat list of names without CEL's (absent) flatten: joined and split on a space, which no
+            # image reference contains.
+            {"name": "imageNames", "expression": (
+                f"variables.podSpecs.map(s, {image_names('s')}.join(' ')).join(' ').split(' ').filter(i, i != '')")},
+            {"name": "domainQualified", "expression": f"variables.imageNames.map(i, {domain_qualified('i')})"},
+            {"name": "images", "expression": f"variables.domainQualified.map(n, {official_qualified('n')})"},
+            {"name": "allowedRegistries", "expression": (
+                f"has(namespaceObject.metadata.annotations) && {annotation} in namespaceObject.metadata.annotations ? "
+                f"namespaceObject.metadata.annotations[{annotation}].split(',').filter(r, r != '') : []")},
+            {"name": "deniedImages", "expression": f"variables.images.filter(n, !{from_allowed_registry('n')})"},
+            team,
+        ],
+        "validations": validations,
+    }
+
+
+def job_cleanup_policy_spec(plan: Plan) -> dict[str, Any]:
+    """Finished and failed tenant Jobs do not linger: a Job (and a CronJob's jobTemplate) sets
+    ttlSecondsAfterFinished, at most jobs.maxTtlSecondsAfterFinished, so the TTL-after-finished controller
+    deletes it and its pods. Enforced rather than defaulted: defaulting needs a mutating webhook or
+    MutatingAdmissionPolicy, which is alpha and off by default in Kubernetes 1.33 (k8s.io/apiserver
+    v0.33.13 pkg/features/kube_features.go: MutatingAdmissionPolicy Alpha, Default false), so EKS 1.33 does
+    not serve it. On update only a Job that already had a TTL is held to it (removing or raising it is
+    refused), so Jobs created before the policy can still be unsuspended by Kueue. Jobs a workload
+    controller makes (a JobSet's) are exempt: their owner's lifetime decides."""
+    holder = "(request.kind.kind == 'CronJob' ? object.spec.jobTemplate.spec : object.spec)"
+    old = ("(request.kind.kind == 'CronJob' ? oldObject.spec.jobTemplate.spec : oldObject.spec)")
+    limit = plan.job_max_ttl_seconds
+    return {
+        "failurePolicy": "Fail",
+        "matchConstraints": {
+            "resourceRules": [{"apiGroups": ["batch"], "apiVersions": ["v1"], "resources": ["cronjobs", "jobs"],
+                               "operations": ["CREATE", "UPDATE"]}],
+            "namespaceSelector": tenant_namespace_selector(),
+            "matchPolicy": "Equivalent",
+        },
+        "matchConditions": [
+            {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"},
+            {"name": "not-made-by-a-workload-controller", "expression": f"!({controlled()})"},
+            {"name": "new-or-already-bounded", "expression": (
+                f"request.operation == 'CREATE' || has({old}.ttlSecondsAfterFinished)")},
+        ],
+        "variables": [{"name": "holder", "expression": holder}],
+        "validations": [{
+            "expression": (f"has(variables.holder.ttlSecondsAfterFinished) && "
+                           f"variables.holder.ttlSecondsAfterFinished <= {limit}"),
+            "message": (
+                f"Jobs in team namespaces must set spec.ttlSecondsAfterFinished, at most {limit} seconds (for a "
+                "CronJob: spec.jobTemplate.spec.ttlSecondsAfterFinished), so that finished and failed Jobs and "
+                f"their pods are deleted; python -m gpu_platform job sets {plan.job_ttl_seconds}"
+            ),
+            "reason": "Invalid",
+        }],
+    }
+
+
 def binding_spec(policy: str = cv.TENANT_WORKLOAD_POLICY) -> dict[str, Any]:
     return {
         "policyName": policy,
@@ -439,12 +576,17 @@ class Admission(pulumi.ComponentResource):
             ("admission-tenant-workloads", cv.TENANT_WORKLOAD_POLICY, policy_spec(plan)),
             ("admission-tenant-priorities", cv.TENANT_PRIORITY_POLICY, policy_spec(plan, "priorities")),
             ("admission-tenant-network-policies", cv.TENANT_NETWORK_POLICY_GUARD, network_policy_guard_spec()),
+            ("admission-tenant-images", cv.TENANT_IMAGE_POLICY, image_policy_spec(plan)),
+            ("admission-tenant-job-cleanup", cv.TENANT_JOB_CLEANUP_POLICY, job_cleanup_policy_spec(plan)),
         ]
         for logical, policy_name, spec in policies:
-            meta = {
+            meta: dict[str, Any] = {
                 "name": policy_name,
                 "labels": {cv.MANAGED_BY: cv.MANAGED_BY_VALUE, cv.COMPONENT: COMPONENT_VALUE},
             }
+            if policy_name == cv.TENANT_IMAGE_POLICY:
+                # The platform-wide list, where the policy pack compares the platform's own images with it.
+                meta["annotations"] = {cv.PLATFORM_REGISTRIES_ANNOTATION: ",".join(plan.image_registries)}
             policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
                 logical, metadata=meta, spec=spec, opts=pulumi.ResourceOptions(parent=self),
             )

@@ -17,7 +17,10 @@ import pulumi_aws as aws
 import yaml
 
 from gpu_platform import conventions as cv
+from gpu_platform.audit import REQUIRED_EKS_LOG_TYPES
 from gpu_platform.plan import NODE_UPDATE_MAX_UNAVAILABLE, ClusterPlan, Plan, PoolPlan, SystemPoolPlan
+
+from .identity import ClusterIdentity
 
 # --- How AWS spells what the plan decided -------------------------------------------------------------
 
@@ -74,6 +77,16 @@ ADDON_RESOLVE_CONFLICTS = "OVERWRITE"
 def vpc_cni_configuration() -> str:
     """The vpc-cni add-on's configurationValues: the network policy agent on, nothing else changed."""
     return json.dumps({cv.VPC_CNI_NETWORK_POLICY_KEY: "true"}, sort_keys=True)
+
+
+def warn_missing_logs(cluster: str, enabled: Sequence[str] | None) -> None:
+    missing = [t for t in REQUIRED_EKS_LOG_TYPES if t not in (enabled or ())]
+    if missing:
+        pulumi.log.warn(
+            f"EKS cluster {cluster!r} does not send its {', '.join(missing)} control-plane logs to CloudWatch: job "
+            "submissions, secret reads, exec and admin operations leave no audit trail (aws eks "
+            f"update-cluster-config --name {cluster} --logging, README Security)"
+        )
 
 
 def _trust_policy(service: str) -> str:
@@ -414,6 +427,8 @@ class NodePools(pulumi.ComponentResource):
                     authentication_mode="API",
                     bootstrap_cluster_creator_admin_permissions=True,
                 ),
+                # The audit trail (gpu_platform/audit.py decides which types; audit and authenticator always).
+                enabled_cluster_log_types=list(c.control_plane_logs),
                 tags=plan.platform_tags,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster_policy], protect=prod),
             )
@@ -427,6 +442,8 @@ class NodePools(pulumi.ComponentResource):
             )
         else:
             found = aws.eks.get_cluster_output(name=c.name, opts=pulumi.InvokeOutputOptions(parent=self))
+            # An attached cluster's logging is its owner's: say so on every deploy where the audit trail is off.
+            found.enabled_cluster_log_types.apply(lambda types: warn_missing_logs(c.name, types))
             access = ClusterAccess(
                 name=c.name,
                 endpoint=found.endpoint,
@@ -481,6 +498,9 @@ class NodePools(pulumi.ComponentResource):
             )
             for pool in plan.pools
         }
+        self.identity = ClusterIdentity(
+            "np-identity", plan, access.name, depends_on=[self.cluster] if self.cluster else None, opts=child,
+        )
         kube_ready = [self.system_pool.arn] if self.system_pool is not None and self.cluster is not None else []
         # On a cluster created here nothing Kubernetes-side can become ready before a node that takes
         # untainted pods exists: the provider's kubeconfig waits for the system node group.
@@ -497,6 +517,7 @@ class NodePools(pulumi.ComponentResource):
                                  "labels": dict(sp.labels), "taints": []}
         if self.vpc_cni is not None:
             out["vpcCni"] = {"addon": cv.VPC_CNI_ADDON, cv.VPC_CNI_NETWORK_POLICY_KEY: True}
+        out.update(self.identity.exports())
         return out
 
 

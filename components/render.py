@@ -21,6 +21,8 @@ from pulumi.runtime import mocks as pmocks, rpc
 from pulumi.runtime.stack import run_pulumi_func, wait_for_rpcs
 from pulumi.runtime.sync_await import _sync_await
 
+from gpu_platform.audit import REQUIRED_EKS_LOG_TYPES
+
 SECRET_PLACEHOLDER = "[secret]"
 
 
@@ -87,6 +89,8 @@ class _Mocks(pmocks.Mocks):
                     "vpcId": "vpc-00000000",
                 },
                 "roleArn": "arn:aws:iam::000000000000:role/eks-cluster",
+                # An attached cluster whose owner keeps the audit trail on (node_pools.warn_missing_logs).
+                "enabledClusterLogTypes": list(REQUIRED_EKS_LOG_TYPES),
             }
         if args.token == "aws:iam/getPolicyDocument:getPolicyDocument":
             return {"json": json.dumps({"Version": "2012-10-17", "Statement": []})}

@@ -105,6 +105,7 @@ def plan_data(plan: Plan) -> dict[str, Any]:
             "allocation": round(allocated / p.capacity_units, 3) if p.capacity_units else 0.0,
             "cpuPerUnit": f"{p.cpu_millis_per_unit}m",
             "memoryPerUnit": f"{p.memory_mib_per_unit}Mi",
+            "scratch": p.scratch,
         })
     teams = []
     for t in plan.teams:
@@ -170,6 +171,8 @@ def format_plan(plan: Plan, fmt: str, title: str) -> str:
               p["capacityType"], f"{p['usdPerHourMax']:,.2f}"] for p in data["pools"]],
             md,
         ),
+        h("Node storage and checkpoints"),
+        _table(["pool", "what a node's disks hold"], [[p["name"], p["scratch"]] for p in data["pools"]], md),
         h("Teams by pool"),
         _table(
             ["team", "cohort", "pool", "nominal", "borrowing", "lending", "cpu", "memory"],

@@ -407,3 +407,23 @@ SIM_OUTCOME_FAILED = "failed"
 # ... and, set to "true", never becomes Ready (an image that never pulls, a node that never joins): the
 # all-or-nothing (waitForPodsReady) path.
 SIM_NEVER_READY_ANNOTATION = f"sim.{PREFIX}/never-ready"
+
+# Security (issue 18): image provenance, job cleanup and identity.
+# The registries a team's pods may pull from (comma separated: the platform-wide images.allowedRegistries
+# plus the team's own), on every team namespace; the image admission policy reads it (tenants cannot edit
+# namespaces) and the policy pack compares the platform's own images with the platform-wide part.
+ALLOWED_REGISTRIES_ANNOTATION = f"{PREFIX}/allowed-registries"
+# ... and on the image policy object itself: the platform-wide list, where the policy pack reads it.
+PLATFORM_REGISTRIES_ANNOTATION = f"{PREFIX}/platform-registries"
+# Admission: tenant pods' images come from the allowed registries (and name a digest when required) ...
+TENANT_IMAGE_POLICY = f"tenant-images.{PREFIX}"
+# ... and tenant Jobs are deleted after they finish (ttlSecondsAfterFinished set, within the maximum).
+TENANT_JOB_CLEANUP_POLICY = f"tenant-job-cleanup.{PREFIX}"
+# Kubernetes' reserved prefix for users and groups the API server itself assigns (system:masters,
+# system:authenticated, system:serviceaccounts:...): never a team's group, never mapped from an IAM role.
+SYSTEM_GROUP_PREFIX = "system:"
+# An IAM role ARN (IAM API reference, CreateRole: RoleName [\w+=,.@-]{1,64}, Path "/" or "/.../"; ARN
+# partitions aws, aws-cn, aws-us-gov; account ids are 12 digits).
+IAM_ROLE_ARN = re.compile(r"^arn:aws(?:-cn|-us-gov)?:iam::\d{12}:role/(?:[\w+=,.@-]+/)*[\w+=,.@-]{1,64}$")
+# AWS tag on an EKS access entry: the team (or "platform") whose spec entry made it.
+TAG_ACCESS_OWNER = f"{PREFIX}/access-owner"

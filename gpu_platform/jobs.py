@@ -18,13 +18,12 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from . import conventions as cv
+from . import conventions as cv, images
 from .plan import Plan, PoolPlan, TeamPlan
+from .spec import JOB_TTL_SECONDS_DEFAULT
 
-# Finished and failed Jobs (and their pods) are deleted this long after they end: long enough to read
-# their logs and status, short enough that namespaces do not fill up (kubernetes.io/docs/concepts/
-# workloads/controllers/ttlafterfinished).
-TTL_SECONDS_AFTER_FINISHED = 3600
+# The default of jobs.ttlSecondsAfterFinished (what a stack's template sets is plan.job_ttl_seconds).
+TTL_SECONDS_AFTER_FINISHED = JOB_TTL_SECONDS_DEFAULT
 # A job's image when none is given: a small shell image whose `sleep` stands in for the work (on the
 # simulated nodes the pod's duration annotation decides; on a real cluster the command does).
 DEFAULT_IMAGE = "busybox:1.37"
@@ -105,6 +104,9 @@ def check(plan: Plan, req: JobRequest) -> tuple[TeamPlan, PoolPlan, str]:
     if req.name is not None and not cv.DNS1123_LABEL.match(req.name):
         raise JobError(f"name {req.name!r} is not a DNS-1123 label (lowercase letters, digits and '-')")
     duration_seconds(req.duration)
+    problem = images.image_problem(req.image or DEFAULT_IMAGE, team.allowed_registries, plan.require_image_digests)
+    if problem:
+        raise JobError(problem + ("" if req.image else " (pass --image)"))
     return team, pool, namespace
 
 
@@ -173,7 +175,7 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
         "parallelism": req.nodes,
         "completions": req.nodes,
         "backoffLimit": 0 if req.nodes > 1 else 3,
-        "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED,
+        "ttlSecondsAfterFinished": plan.job_ttl_seconds,
         "template": {
             "metadata": {"labels": pod_labels, "annotations": pod_annotations},
             "spec": pod_spec,

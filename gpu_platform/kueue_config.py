@@ -117,7 +117,20 @@ def controller_config(plan: Plan) -> dict[str, Any]:
     config["integrations"] = {"frameworks": list(addons.kueue.integrations)}
     config["fairSharing"] = {"preemptionStrategies": list(FAIR_SHARING_PREEMPTION_STRATEGIES)}
     config["resources"] = {"excludeResourcePrefixes": list(EXCLUDED_RESOURCE_PREFIXES)}
+    config["objectRetentionPolicies"] = object_retention_policies(plan)
     return config
+
+
+def object_retention_policies(plan: Plan) -> dict[str, Any]:
+    """What Kueue deletes on its own (apis/config/v1beta2/configuration_types.go, ObjectRetentionPolicies).
+
+    `afterDeactivatedByKueue`: a Job Kueue deactivated (requeued REQUEUE_BACKOFF_LIMIT times without its pods
+    becoming ready) stays suspended and never finishes, so its ttlSecondsAfterFinished never fires; Kueue
+    deletes the Job itself (pkg/controller/jobframework/reconciler.go handleWorkloadAfterDeactivatedPolicy)
+    after the same time a finished Job is kept. `afterFinished` stays unset: a finished Job's Workload goes
+    with the Job (Kueue makes the Job its owner, so the garbage collector deletes it at the Job's TTL), and
+    deleting it earlier would drop the record of where and when the Job ran while the Job is still there."""
+    return {"workloads": {"afterDeactivatedByKueue": f"{plan.job_ttl_seconds}s"}}
 
 
 def local_controller_config(

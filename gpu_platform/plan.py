@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from . import catalog, conventions as cv
-from .spec import Platform, Pool, Team, pool_labels, pool_units_per_gpu
+from . import audit, catalog, conventions as cv
+from .spec import OidcProvider, Platform, Pool, Team, pool_labels, pool_units_per_gpu
 
 # Per-node resources that pods cannot have: kubelet's kube-reserved (the EKS AMI formula: 6% of the
 # first core, 1% of the second, 0.5% of the next two, 0.25% of the rest; 255 MiB + 11 MiB per pod),
@@ -29,6 +29,8 @@ NODE_UPDATE_MAX_UNAVAILABLE = 1
 # default limit first, then request > limit is invalid: kubernetes.io/docs/concepts/policy/limit-range).
 CONTAINER_DEFAULT_REQUEST: dict[str, str] = {"cpu": "250m", "memory": "512Mi"}
 CONTAINER_DEFAULT_LIMIT: dict[str, str] = {"cpu": "2", "memory": "4Gi"}
+# Where checkpoints and model artifacts must go instead of a node's disks (PoolPlan.scratch).
+CHECKPOINT_DESTINATIONS = "checkpoints to object storage (S3), FSx for Lustre or an EBS-backed PersistentVolumeClaim"
 
 
 def cpu_quantity(millis: int) -> str:
@@ -143,6 +145,16 @@ class PoolPlan:
         """The instance type has local NVMe instance store, to be striped (RAID0) for container storage."""
         return self.nvme_gb > 0
 
+    @property
+    def scratch(self) -> str:
+        """Where a pod's scratch data lives on this pool's nodes, and what survives the node: instance store
+        is erased when the instance stops or terminates (EC2 user guide, "Data persistence for instance
+        store volumes"), and a node group replaces instances on every update, repair or scale-in."""
+        if self.local_nvme:
+            return (f"{self.nvme_gb} GB local NVMe instance store (eks node groups: RAID0 for containerd, kubelet, "
+                    f"emptyDir), wiped with the node: scratch only, {CHECKPOINT_DESTINATIONS}")
+        return f"EBS root volume ({self.root_volume_gib} GiB), deleted with the node: scratch only, {CHECKPOINT_DESTINATIONS}"
+
 
 @dataclass(frozen=True, slots=True)
 class QuotaPlan:
@@ -204,6 +216,10 @@ class TeamPlan:
     cpu_only_memory_mib: int = 0
     # GPU resource names the team gets only from topology-aware pools (no non-TAS pool of the team has them).
     topology_resources: tuple[str, ...] = ()
+    # Registries the team's pods may pull from: images.allowedRegistries, then teams[].allowedRegistries.
+    allowed_registries: tuple[str, ...] = ()
+    # eks: (IAM role ARN, the team groups its sessions are in), one EKS access entry each.
+    access_entries: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def allowed_priority_classes(self) -> tuple[str, ...]:
@@ -212,10 +228,12 @@ class TeamPlan:
 
     @property
     def namespace_annotations(self) -> dict[str, str]:
-        """What admission reads from a team namespace: the priority classes the team may use."""
+        """What admission reads from a team namespace: the priority classes the team may use, the GPU resources
+        that need a topology request, the registries its images may come from."""
         return {
             cv.ALLOWED_PRIORITIES_ANNOTATION: ",".join(self.allowed_priority_classes),
             cv.TOPOLOGY_RESOURCES_ANNOTATION: ",".join(self.topology_resources),
+            cv.ALLOWED_REGISTRIES_ANNOTATION: ",".join(self.allowed_registries),
         }
 
 
@@ -265,6 +283,12 @@ class ClusterPlan:
     # eks: the vpc-cni EKS add-on is managed here with its network policy agent on (addons.vpcCni).
     manage_vpc_cni: bool = False
     vpc_cni_version: str | None = None
+    # eks, created cluster: control-plane log types (audit.py decides the required ones).
+    control_plane_logs: tuple[str, ...] = ()
+    # eks: every access entry the stack makes: (IAM role ARN, Kubernetes groups, owner: a team or "platform").
+    access_entries: tuple[tuple[str, tuple[str, ...], str], ...] = ()
+    # eks: the OIDC identity provider (spec.OidcProvider), if any.
+    oidc: OidcProvider | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +314,12 @@ class Plan:
     @property
     def multikueue_worker(self) -> bool:
         return self.multikueue_role == "worker"
+    # images.allowedRegistries (the platform's own images come from these too) and requireDigests.
+    image_registries: tuple[str, ...] = ()
+    require_image_digests: bool = False
+    # jobs.ttlSecondsAfterFinished (the job template, Kueue's deactivated-job retention) and the admission maximum.
+    job_ttl_seconds: int = 0
+    job_max_ttl_seconds: int = 0
 
     @property
     def pools_by_name(self) -> dict[str, PoolPlan]:
@@ -479,6 +509,8 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
             - {pools[q].resource_name for q in team.quotas if not pools[q].topology})),
         cpu_only_cpu_millis=lim.cpu * 1000,
         cpu_only_memory_mib=lim.memoryGiB * 1024,
+        allowed_registries=tuple(dict.fromkeys([*spec.images.allowedRegistries, *team.allowedRegistries])),
+        access_entries=tuple((e.principalArn, tuple(e.groups)) for e in team.accessEntries),
     )
 
 
@@ -496,11 +528,43 @@ def _network_policy_warning(spec: Platform) -> str | None:
     return None
 
 
+def _security_warnings(teams: tuple[TeamPlan, ...], spec: Platform) -> list[str]:
+    """What the stack cannot enforce itself: an attached EKS cluster's control-plane logging, and team
+    groups that nothing maps people into (an RBAC subject nobody can be is no access control at all)."""
+    out: list[str] = []
+    c = spec.cluster
+    if c.provider != "eks":
+        return out
+    if not c.create:
+        out.append("cluster.create is false: the stack cannot turn on control-plane logging of an attached "
+                   f"cluster; make sure its {', '.join(audit.REQUIRED_EKS_LOG_TYPES)} logs are on (aws eks "
+                   "update-cluster-config --logging; `pulumi up` warns when they are not)")
+    if c.identity is not None and c.identity.oidc is not None:
+        prefix = c.identity.oidc.groupsPrefix
+        if prefix:
+            for t in teams:
+                mapped = {g for _, gs in t.access_entries for g in gs}
+                bare = [g for g in (*t.admin_groups, *t.member_groups, *t.viewer_groups)
+                        if not g.startswith(prefix) and g not in mapped]
+                if bare:
+                    out.append(f"team {t.name!r}: groups {', '.join(bare)} lack the OIDC groupsPrefix {prefix!r} and "
+                               "no access entry maps them: nobody can be in them")
+        return out
+    for t in teams:
+        mapped = {g for _, gs in t.access_entries for g in gs}
+        unmapped = [g for g in (*t.admin_groups, *t.member_groups, *t.viewer_groups) if g not in mapped]
+        if unmapped:
+            out.append(f"team {t.name!r}: no access entry (teams[].accessEntries) or OIDC provider "
+                       f"(cluster.identity.oidc) maps anyone into {', '.join(unmapped)}")
+    return out
+
+
 def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...], spec: Platform) -> tuple[str, ...]:
     out = []
     np_warning = _network_policy_warning(spec)
     if np_warning:
         out.append(np_warning)
+    out += _security_warnings(teams, spec)
     used = {q.pool: 0 for t in teams for q in t.quotas}
     for t in teams:
         for q in t.quotas:
@@ -536,6 +600,15 @@ def _plan_system_pool(c) -> SystemPoolPlan | None:
     )
 
 
+def _access_entries(spec: Platform) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    if spec.cluster.provider != "eks":
+        return ()
+    out = [(arn, tuple(spec.cluster.platformAdmins), "platform")
+           for arn in (spec.cluster.identity.platformAdminRoles if spec.cluster.identity else ())]
+    out += [(e.principalArn, tuple(e.groups), t.name) for t in spec.teams for e in t.accessEntries]
+    return tuple(out)
+
+
 def build_plan(spec: Platform, region: str | None = None, multikueue_role: str = "manager") -> Plan:
     if multikueue_role not in cv.MULTIKUEUE_ROLES:
         raise ValueError(f"multiKueueRole {multikueue_role!r}; valid: {', '.join(cv.MULTIKUEUE_ROLES)}")
@@ -558,6 +631,9 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
             system_pool=_plan_system_pool(c),
             manage_vpc_cni=c.provider == "eks" and spec.addons.vpcCni.manage,
             vpc_cni_version=spec.addons.vpcCni.version,
+            control_plane_logs=tuple(c.controlPlaneLogs) if c.provider == "eks" else (),
+            access_entries=_access_entries(spec),
+            oidc=c.identity.oidc if c.identity is not None and c.provider == "eks" else None,
         ),
         pools=pools,
         teams=teams,
@@ -569,4 +645,8 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
         spec=spec,
         warnings=_warnings(pools, teams, spec),
         multikueue_role=multikueue_role,
+        image_registries=tuple(spec.images.allowedRegistries),
+        require_image_digests=spec.images.requireDigests,
+        job_ttl_seconds=spec.jobs.ttlSecondsAfterFinished,
+        job_max_ttl_seconds=spec.jobs.maxTtlSecondsAfterFinished,
     )

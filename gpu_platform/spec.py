@@ -12,7 +12,7 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from . import catalog, conventions as cv
+from . import audit, catalog, conventions as cv, images
 
 CONFIG_KEY = "gpu-platform:platform"
 
@@ -176,6 +176,17 @@ class Cluster(Strict):
         description="eks: an untainted CPU node group for the platform's add-ons. A cluster created here "
                     "always gets one (these defaults when omitted); an attached cluster only when set.",
     )
+    identity: "Identity | None" = Field(
+        default=None,
+        description="eks: who people are on the cluster: an OIDC identity provider and the IAM roles of the "
+                    "platform admins (EKS access entries into cluster.platformAdmins); teams map their own roles "
+                    "with teams[].accessEntries",
+    )
+    controlPlaneLogs: list[audit.EksLogType] = Field(
+        default_factory=lambda: list(audit.DEFAULT_EKS_LOG_TYPES),
+        description="eks, created cluster: control-plane log types sent to CloudWatch Logs; audit and "
+                    "authenticator are always on (who did what, and which IAM identity that was)",
+    )
 
     @model_validator(mode="after")
     def _default_system_pool(self) -> "Cluster":
@@ -265,6 +276,130 @@ class Pool(Strict):
         if v not in catalog.INSTANCE_TYPES:
             raise ValueError(f"unknown instance type {v!r}; valid: {', '.join(sorted(catalog.INSTANCE_TYPES))}")
         return v
+
+
+class OidcProvider(Strict):
+    """An OIDC identity provider associated with the EKS cluster (EKS API AssociateIdentityProviderConfig):
+    people sign in with the company's IdP and arrive with its groups claim as their Kubernetes groups."""
+
+    name: str = Field(default="oidc", description="identityProviderConfigName (DNS-1123 label)")
+    issuerUrl: str = Field(description="https:// issuer URL (the `iss` claim), no query string")
+    clientId: str = Field(min_length=1, description="the client id (audience) of the tokens")
+    usernameClaim: str | None = Field(default=None, description="JWT claim used as the user name (EKS default: sub)")
+    usernamePrefix: str | None = Field(default=None, description="prefix of user names (must not contain system:)")
+    groupsClaim: str = Field(default="groups", description="JWT claim holding the user's groups")
+    groupsPrefix: str | None = Field(
+        default=None,
+        description="prefix EKS puts before every group from the IdP (e.g. oidc:); teams[].groups must then "
+                    "carry it (must not contain system:)",
+    )
+    requiredClaims: dict[str, str] = Field(default_factory=dict, description="claims a token must carry, with their values")
+
+    _name = field_validator("name")(lambda v: _dns_label(v))
+
+    @field_validator("issuerUrl")
+    @classmethod
+    def _issuer(cls, v: str) -> str:
+        # EKS API reference, OidcIdentityProviderConfigRequest.issuerUrl: "must begin with https://";
+        # path components are allowed, query parameters are not.
+        if not v.startswith("https://") or "?" in v or len(v) <= len("https://"):
+            raise ValueError(f"{v!r} is not an OIDC issuer URL: https://host[/path], without a query string")
+        return v
+
+    @field_validator("usernamePrefix", "groupsPrefix")
+    @classmethod
+    def _prefix(cls, v: str | None) -> str | None:
+        # EKS API reference, OidcIdentityProviderConfig.groupsPrefix: "The prefix can't contain system:".
+        if v is not None and cv.SYSTEM_GROUP_PREFIX in v:
+            raise ValueError(f"{v!r} contains {cv.SYSTEM_GROUP_PREFIX!r}: a prefix exists to keep IdP names "
+                             "out of Kubernetes' reserved system: names")
+        return v
+
+
+def _role_arn(v: str) -> str:
+    if not cv.IAM_ROLE_ARN.match(v):
+        raise ValueError(
+            f"{v!r} is not an IAM role ARN: write arn:aws:iam::<12-digit account>:role/<path/name> "
+            "(arn:aws-cn / arn:aws-us-gov in those partitions); IAM users and STS session ARNs are not accepted"
+        )
+    return v
+
+
+class Identity(Strict):
+    oidc: OidcProvider | None = Field(default=None, description="an OIDC identity provider for the cluster")
+    platformAdminRoles: list[str] = Field(
+        default_factory=list,
+        description="IAM role ARNs mapped into cluster.platformAdmins (one EKS access entry each)",
+    )
+
+    @field_validator("platformAdminRoles")
+    @classmethod
+    def _roles(cls, v: list[str]) -> list[str]:
+        return [_role_arn(a) for a in v]
+
+
+class AccessEntry(Strict):
+    """An IAM role whose sessions are members of some of the team's groups (an EKS access entry with
+    kubernetesGroups; authorization stays with the team's RoleBindings)."""
+
+    principalArn: str = Field(description="IAM role ARN (arn:aws:iam::<account>:role/<name>)")
+    groups: list[str] = Field(min_length=1, description="the team's groups (from teams[].groups) the role's sessions are in")
+
+    _arn = field_validator("principalArn")(lambda v: _role_arn(v))
+
+
+class Images(Strict):
+    """Where tenant pods' images may come from (enforced at admission), and the platform's own (policy pack)."""
+
+    allowedRegistries: list[str] = Field(
+        default_factory=lambda: list(images.DEFAULT_ALLOWED_REGISTRIES),
+        min_length=1,
+        description="registry hosts or repository prefixes every team may pull from (Docker Hub is docker.io, "
+                    "its official images docker.io/library); the platform's own images must come from them too",
+    )
+    requireDigests: bool = Field(
+        default=False,
+        description="tenant pods must name images by digest (image@sha256:...), not by a tag that can move",
+    )
+
+    @field_validator("allowedRegistries")
+    @classmethod
+    def _registries(cls, v: list[str]) -> list[str]:
+        for entry in v:
+            problem = images.registry_problem(entry)
+            if problem:
+                raise ValueError(problem)
+        return v
+
+
+# Finished and failed Jobs (and their pods) are deleted this long after they end: long enough to read their
+# logs and status, short enough that namespaces do not fill up (kubernetes.io/docs/concepts/workloads/
+# controllers/ttlafterfinished).
+JOB_TTL_SECONDS_DEFAULT = 3600
+JOB_MAX_TTL_SECONDS_DEFAULT = 86400
+
+
+class Jobs(Strict):
+    """How long finished tenant Jobs stay (their pods, logs and Workloads go with them)."""
+
+    ttlSecondsAfterFinished: int = Field(
+        default=JOB_TTL_SECONDS_DEFAULT, ge=0,
+        description="the job template's ttlSecondsAfterFinished; also how long Kueue keeps a Job it deactivated",
+    )
+    maxTtlSecondsAfterFinished: int = Field(
+        default=JOB_MAX_TTL_SECONDS_DEFAULT, ge=0,
+        description="admission refuses tenant Jobs (and CronJob templates) without a ttlSecondsAfterFinished or above this",
+    )
+
+    @model_validator(mode="after")
+    def _order(self) -> "Jobs":
+        if self.ttlSecondsAfterFinished > self.maxTtlSecondsAfterFinished:
+            raise ValueError(f"ttlSecondsAfterFinished {self.ttlSecondsAfterFinished} is above "
+                             f"maxTtlSecondsAfterFinished {self.maxTtlSecondsAfterFinished}")
+        return self
+
+
+Cluster.model_rebuild()
 
 
 class Cohort(Strict):
@@ -367,6 +502,25 @@ class Team(Strict):
         ),
         examples=[["production-inference", "training"]],
     )
+    allowedRegistries: list[str] = Field(
+        default_factory=list,
+        description="registries this team may pull from in addition to images.allowedRegistries (e.g. its own "
+                    "ECR repository prefix)",
+    )
+    accessEntries: list[AccessEntry] = Field(
+        default_factory=list,
+        description="eks: IAM roles whose sessions are in the team's groups (EKS access entries); never a "
+                    "platform admin or system: group",
+    )
+
+    @field_validator("allowedRegistries")
+    @classmethod
+    def _registries(cls, v: list[str]) -> list[str]:
+        for entry in v:
+            problem = images.registry_problem(entry)
+            if problem:
+                raise ValueError(problem)
+        return v
 
     _name = field_validator("name")(lambda v: _dns_label(v))
     _cc = field_validator("costCenter")(lambda v: _label_value(v))
@@ -436,6 +590,8 @@ class Platform(Strict):
     # Overrides of catalog.ON_DEMAND_USD_PER_HOUR, by instance type.
     pricing: dict[str, float] = Field(default_factory=dict)
     multiKueue: MultiKueue | None = None
+    images: Images = Field(default_factory=Images, description="image registries tenant pods may use")
+    jobs: Jobs = Field(default_factory=Jobs, description="cleanup of finished tenant Jobs")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -790,8 +946,64 @@ def _check_platform(p: Platform, region: str | None) -> list[Problem]:
     return out
 
 
+def _check_security(p: Platform) -> list[Problem]:
+    """Identity (issue 18): a team's groups and the IAM roles mapped into them never reach the platform's
+    admin groups or Kubernetes' system: groups, and every principal has one access entry (EKS allows one per
+    principal: API reference, CreateAccessEntry.principalArn). Control-plane logging keeps its audit trail."""
+    out: list[Problem] = []
+    c = p.cluster
+    admins = set(c.platformAdmins)
+    eks = c.provider == "eks"
+    if c.identity is not None and not eks:
+        out.append(Problem("cluster.identity", "EKS access entries and OIDC identity providers are EKS APIs: only "
+                                               "for provider 'eks' (an existing cluster's owner maps its users)"))
+    missing = [t for t in audit.REQUIRED_EKS_LOG_TYPES if t not in c.controlPlaneLogs]
+    if missing:
+        out.append(Problem("cluster.controlPlaneLogs", f"must include {', '.join(audit.REQUIRED_EKS_LOG_TYPES)} "
+                                                       f"(missing: {', '.join(missing)}): the audit trail of who "
+                                                       "submitted, read secrets, exec'd and administered"))
+    seen: dict[str, str] = {}
+    for j, arn in enumerate(c.identity.platformAdminRoles if c.identity else ()):
+        at = f"cluster.identity.platformAdminRoles[{j}]"
+        if arn in seen:
+            out.append(Problem(at, f"{arn} already has an access entry ({seen[arn]}); EKS allows one per principal"))
+        seen.setdefault(arn, at)
+    for i, t in enumerate(p.teams):
+        own: set[str] = set()
+        for tier in ("admin", "member", "viewer"):
+            for k, g in enumerate(getattr(t.groups, tier)):
+                own.add(g)
+                if g.startswith(cv.SYSTEM_GROUP_PREFIX):
+                    out.append(Problem(
+                        f"teams[{i}].groups.{tier}[{k}]",
+                        f"{g!r} is a Kubernetes system group (assigned by the API server, e.g. system:authenticated is "
+                        "every signed-in user): a team's groups are its own people",
+                    ))
+        if t.accessEntries and not eks:
+            out.append(Problem(f"teams[{i}].accessEntries", "access entries are EKS's: only for provider 'eks'"))
+        for j, e in enumerate(t.accessEntries):
+            at = f"teams[{i}].accessEntries[{j}]"
+            if e.principalArn in seen:
+                out.append(Problem(f"{at}.principalArn", f"{e.principalArn} already has an access entry "
+                                                         f"({seen[e.principalArn]}); EKS allows one per principal"))
+            seen.setdefault(e.principalArn, at)
+            for k, g in enumerate(e.groups):
+                g_at = f"{at}.groups[{k}]"
+                if g.startswith(cv.SYSTEM_GROUP_PREFIX):
+                    out.append(Problem(g_at, f"a team's role may not be mapped into the Kubernetes system group {g!r}"))
+                elif g in admins:
+                    out.append(Problem(g_at, f"{g!r} is a platform admin group (cluster.platformAdmins): a team's role "
+                                             "mapped into it would administer every queue; use cluster.identity."
+                                             "platformAdminRoles for platform admins"))
+                elif g not in own:
+                    out.append(Problem(g_at, f"{g!r} is not one of team {t.name!r}'s groups; its groups: "
+                                             f"{', '.join(sorted(own)) or 'none'}"))
+    return out
+
+
 def validate(platform: Platform, region: str | None = None) -> list[Problem]:
-    return _check_pools(platform, region) + _check_mig_layouts(platform) + _check_cohorts(platform) + _check_teams(platform) + _check_platform(platform, region)
+    return (_check_pools(platform, region) + _check_mig_layouts(platform) + _check_cohorts(platform)
+            + _check_teams(platform) + _check_platform(platform, region) + _check_security(platform))
 
 
 def load_platform(raw: Any, region: str | None = None) -> Platform:

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 import yaml
 
 from gpu_platform import conventions as cv
+from gpu_platform.audit import audit_policy
 from gpu_platform.cli import InputError, load_plan
 from gpu_platform.kueue_config import local_controller_config
 from gpu_platform.nodes import fake_nodes
@@ -72,6 +73,12 @@ def cmd_kueue_config(args: argparse.Namespace) -> str:
     return f"Kueue Configuration of stack {args.stack}"
 
 
+def cmd_audit_policy(args: argparse.Namespace) -> str:
+    plan = _plan(args.stack)
+    Path(args.out).write_text(yaml.safe_dump(audit_policy(plan.spec.addons.kueue.integrations), sort_keys=False))
+    return f"audit policy of stack {args.stack}"
+
+
 def cmd_kwok_stages(args: argparse.Namespace) -> str:
     Path(args.out).write_text(kwok.config_yaml())
     return f"{len(kwok.stages())} KWOK stages"
@@ -124,6 +131,10 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--worker-lost-timeout", default="", help="multiKueue.workerLostTimeout (default: Kueue's, 15m)")
     c.add_argument("--out", required=True)
     c.set_defaults(func=cmd_kueue_config)
+    a = sub.add_parser("audit-policy", help="the API server's audit policy (gpu_platform.audit) for a stack")
+    a.add_argument("--stack", required=True)
+    a.add_argument("--out", required=True)
+    a.set_defaults(func=cmd_audit_policy)
     w = sub.add_parser("kwok-stages", help="KWOK's Stage configuration")
     w.add_argument("--out", required=True)
     w.set_defaults(func=cmd_kwok_stages)

@@ -72,7 +72,9 @@ def objects_for(plan: Plan, j: TraceJob, index: int, speed: float) -> list[dict[
     if j.outcome == "failed":
         meta["annotations"][cv.SIM_OUTCOME_ANNOTATION] = cv.SIM_OUTCOME_FAILED
         spec["backoffLimit"] = 0   # one failed run is the trace's failure; Kubernetes would retry it
-    spec.pop("ttlSecondsAfterFinished", None)  # keep finished jobs for the report until teardown
+    # Keep finished jobs for the report until teardown: the longest TTL admission allows (tenant-job-cleanup
+    # refuses a Job without one), far beyond any replay.
+    spec["ttlSecondsAfterFinished"] = plan.job_max_ttl_seconds
     return objs
 
 

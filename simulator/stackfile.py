@@ -17,7 +17,9 @@ import yaml
 from gpu_platform.spec import CONFIG_KEY
 
 # Cluster fields only an `eks` stack uses (spec.Cluster).
-EKS_ONLY_CLUSTER_FIELDS = ("subnetIds", "create", "nodeRoleArn", "systemPool")
+EKS_ONLY_CLUSTER_FIELDS = ("subnetIds", "create", "nodeRoleArn", "systemPool", "identity", "controlPlaneLogs")
+# Team fields only an `eks` stack uses (spec.Team): IAM roles mapped by EKS access entries.
+EKS_ONLY_TEAM_FIELDS = ("accessEntries",)
 
 
 def kubernetes_layer(doc: dict[str, Any]) -> dict[str, Any]:
@@ -28,6 +30,9 @@ def kubernetes_layer(doc: dict[str, Any]) -> dict[str, Any]:
     cluster["provider"] = "existing"
     for key in EKS_ONLY_CLUSTER_FIELDS:
         cluster.pop(key, None)
+    for team in platform.get("teams") or ():
+        for key in EKS_ONLY_TEAM_FIELDS:
+            team.pop(key, None)
     addons = platform.setdefault("addons", {})
     for name in ("gpuOperator", "kueue", "monitoring", "efaDevicePlugin"):
         addons.setdefault(name, {})["install"] = False

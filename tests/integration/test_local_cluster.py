@@ -165,7 +165,8 @@ def test_a_team_member_with_real_credentials(deployed: dict, cluster: Cluster) -
 
 def _pod(name: str, ns: str, gpus: int | None = None, queue: bool = True, **spec: Any) -> dict[str, Any]:
     container: dict[str, Any] = {
-        "name": "main", "image": "registry.example/trainer:1.0",
+        # From an allowed registry (images.allowedRegistries: the tenant-images policy refuses others).
+        "name": "main", "image": "busybox:1.37",
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
                             "runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
         "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1", "memory": "1Gi"}},
@@ -225,8 +226,10 @@ def _job(name: str, ns: str, queue: bool) -> dict[str, Any]:
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": name, "namespace": ns,
                      "labels": {cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME} if queue else {}},
-        "spec": {"suspend": True, "template": {"metadata": {"annotations": pod["metadata"]["annotations"]},
-                                               "spec": {**pod["spec"], "restartPolicy": "Never"}}},
+        # Cleaned up after it finishes (the tenant-job-cleanup policy refuses Jobs without a TTL).
+        "spec": {"suspend": True, "ttlSecondsAfterFinished": 3600,
+                 "template": {"metadata": {"annotations": pod["metadata"]["annotations"]},
+                              "spec": {**pod["spec"], "restartPolicy": "Never"}}},
     }
     return job
 

@@ -164,7 +164,7 @@ def test_cpu_only_work_runs_on_cpu_nodes_under_the_cpu_only_flavor(platform: Liv
     ns = lv.namespace("alpha")
     job = {
         "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "prep", "namespace": ns},
-        "spec": {"template": {
+        "spec": {"ttlSecondsAfterFinished": lv.plan.job_ttl_seconds, "template": {
             "metadata": {"annotations": {cv.SIM_DURATION_ANNOTATION: "2s"}},
             "spec": {"restartPolicy": "Never", "containers": [{
                 "name": "main", "image": "busybox:1.37", "command": ["true"],

@@ -40,6 +40,9 @@ DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 JOB = "kubernetes:batch/v1:Job"
 POD = "kubernetes:core/v1:Pod"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+# The world's allowlist: where its tenant pods come from, and the GPU Operator chart's registry.
+REGISTRIES = ("registry.example", "nvcr.io/nvidia")
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
@@ -321,6 +324,11 @@ def world(eks: bool = True) -> list[dict[str, Any]]:
     out.append(res(HELM_RELEASE, "gpu-operator", {"chart": "gpu-operator", "version": "v26.7.0",
                                                  "namespace": cv.GPU_OPERATOR_NAMESPACE,
                                                  "repositoryOpts": {"repo": "https://helm.ngc.nvidia.com/nvidia"}}))
+    out.append(res(VAP, "image-policy", {"apiVersion": "admissionregistration.k8s.io/v1",
+                                         "kind": "ValidatingAdmissionPolicy",
+                                         "metadata": meta(cv.TENANT_IMAGE_POLICY, annotations={
+                                             cv.PLATFORM_REGISTRIES_ANNOTATION: ",".join(REGISTRIES)}),
+                                         "spec": {}}))
     return out
 
 

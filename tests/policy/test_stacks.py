@@ -116,6 +116,12 @@ def unpin_chart(r: Resources, stack: str) -> str:
     return release["name"]
 
 
+def mirror_kueue_image(r: Resources, stack: str) -> str:
+    release = next(x for x in r if x["type"] == HELM_RELEASE and "kueue" in str(x["inputs"].get("chart")))
+    release["inputs"]["values"]["controllerManager"]["manager"]["image"]["repository"] = "registry.example.com/kueue"
+    return release["name"]
+
+
 def drop_quota(r: Resources, stack: str) -> str:
     r.remove(obj(r, "ResourceQuota", namespace=first_team(stack)))
     return obj(r, "Namespace", first_team(stack))["name"]
@@ -271,6 +277,7 @@ MUTATIONS: list[tuple[str, Callable[[Resources, str], str], tuple[str, ...]]] = 
     ("resource-flavor-matches-pool", remove_flavor_pool_label, STACKS),
     ("resource-flavor-matches-pool", drop_flavor_tolerations, ("local", "prod")),
     ("helm-chart-pinned", unpin_chart, ("staging", "prod")),
+    ("images-from-allowed-registries", mirror_kueue_image, ("staging", "prod")),
     ("namespace-resource-quota", drop_quota, ("prod",)),
     ("namespace-local-queue", drop_local_queue, ("prod",)),
     ("namespace-limit-range", drop_limit_range, ("prod",)),

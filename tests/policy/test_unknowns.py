@@ -73,6 +73,7 @@ CASES: dict[str, Callable[[World], None]] = {
     "tenant-priorities": at("ns-alpha", "metadata", "annotations", value=OBJECT),
     "workload-no-privileged": with_job({**gpu_pod_spec(), "containers": [{"name": "m", "securityContext": OBJECT}]}),
     "helm-chart-pinned": at("gpu-operator", "version", value=STRING),
+    "images-from-allowed-registries": at("gpu-operator", "values", value=OBJECT),
     "image-tags-pinned": with_job({**gpu_pod_spec(), "containers": [{"name": "m", "image": STRING}]}),
     "recommended-labels": at("cq-alpha", "metadata", "labels", value=OBJECT),
 }

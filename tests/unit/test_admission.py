@@ -64,7 +64,8 @@ def matched(spec: dict[str, Any]) -> set[tuple[str, str, str]]:
 
 def test_each_policy_has_a_binding_that_denies_and_fails_closed() -> None:
     names = {r.inputs["metadata"]["name"] for r in rendered(STACK).by_type(VAP)}
-    assert names == {cv.TENANT_WORKLOAD_POLICY, cv.TENANT_PRIORITY_POLICY, cv.TENANT_NETWORK_POLICY_GUARD}
+    assert names == {cv.TENANT_WORKLOAD_POLICY, cv.TENANT_PRIORITY_POLICY, cv.TENANT_NETWORK_POLICY_GUARD,
+                     cv.TENANT_IMAGE_POLICY, cv.TENANT_JOB_CLEANUP_POLICY}
     assert {r.inputs["metadata"]["name"] for r in rendered(STACK).by_type(VAPB)} == names
     for name in names:
         p, b = policy(name), binding(name)
