@@ -88,6 +88,9 @@ class _Mocks(pmocks.Mocks):
                 },
                 "roleArn": "arn:aws:iam::000000000000:role/eks-cluster",
             }
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": "000000000000", "arn": "arn:aws:iam::000000000000:user/render", "userId": "render",
+                    "id": "000000000000"}
         if args.token == "aws:iam/getPolicyDocument:getPolicyDocument":
             return {"json": json.dumps({"Version": "2012-10-17", "Statement": []})}
         if args.token == "aws:ec2/getSubnets:getSubnets":
