@@ -353,3 +353,13 @@ def test_prod_warns_about_an_unpinned_ami() -> None:
     pool(raw, "h100-train")["karpenter"].pop("amiVersion")
     warnings = build_plan(load_platform(raw, "us-east-1"), "us-east-1").warnings
     assert any("h100-train" in w and "al2023@latest" in w for w in warnings), warnings
+
+
+def test_the_plan_shows_each_pools_provisioner() -> None:
+    from gpu_platform.cli import format_plan, plan_data
+
+    data = plan_data(plan_of(STACK))
+    assert {p["name"]: p["provisioner"] for p in data["pools"]} == {
+        "h100-train": "karpenter", "l40s-infer": "karpenter", "a10g-dev": "managed-node-group"}
+    assert data["karpenter"] == "1.15.2"
+    assert "capacity-block (karpenter: reserved)" in format_plan(plan_of(STACK), "table", STACK)
