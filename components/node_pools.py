@@ -492,11 +492,14 @@ class NodePools(pulumi.ComponentResource):
         if c.system_pool is not None:
             self.system_pool = system_node_group(plan, c.system_pool, access, node_role_arn, ready, self)
 
+        # Karpenter pools get their nodes from NodePools (components/karpenter.py), which need this access.
+        self.access = access
+        self.cluster_ready: list[pulumi.Resource] = [r for r in (self.cluster, self.vpc_cni) if r is not None]
         self.pools: dict[str, GpuNodePool] = {
             pool.name: GpuNodePool(
                 f"np-{pool.name}", plan, pool, access, node_role_arn, ready, opts=child,
             )
-            for pool in plan.pools
+            for pool in plan.managed_node_group_pools
         }
         self.identity = ClusterIdentity(
             "np-identity", plan, access.name, depends_on=[self.cluster] if self.cluster else None, opts=child,

@@ -13,6 +13,7 @@ from gpu_platform.plan import Plan
 from .admission import Admission
 from .efa import EfaDevicePlugin
 from .gpu_operator import GpuOperator
+from .karpenter import Karpenter
 from .monitoring import Monitoring
 from .node_pools import NodePools
 from .queues import Queues
@@ -64,6 +65,10 @@ class GpuPlatform(pulumi.ComponentResource):
         self.monitoring = Monitoring("monitoring", plan, self.operator, opts=kopts)
         self.admission = Admission("admission", plan, opts=kopts)
         self.efa = EfaDevicePlugin("efa-device-plugin", plan, opts=kopts) if plan.installs_efa_device_plugin else None
+        self.karpenter: Karpenter | None = None
+        if plan.karpenter is not None and self.node_pools is not None:
+            self.karpenter = Karpenter("karpenter", plan, plan.karpenter, self.node_pools.access,
+                                       self.node_pools.cluster_ready, opts=kopts)
         self.register_outputs({})
 
     def exports(self) -> dict[str, Any]:
@@ -73,7 +78,8 @@ class GpuPlatform(pulumi.ComponentResource):
             "pools": {p.name: {"capacityUnits": p.capacity_units, "resource": p.resource_name} for p in self.plan.pools},
             "teams": {t.name: {"namespaces": list(t.namespaces), "clusterQueue": t.cluster_queue} for t in self.plan.teams},
         }
-        for part in (self.node_pools, self.operator, self.queues, self.tenancy, self.monitoring, self.admission, self.efa):
+        for part in (self.node_pools, self.operator, self.queues, self.tenancy, self.monitoring, self.admission, self.efa,
+                     self.karpenter):
             if part is not None:
                 out.update(part.exports())
         return out

@@ -92,6 +92,9 @@ class _Mocks(pmocks.Mocks):
                 # An attached cluster whose owner keeps the audit trail on (node_pools.warn_missing_logs).
                 "enabledClusterLogTypes": list(REQUIRED_EKS_LOG_TYPES),
             }
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": "000000000000", "arn": "arn:aws:iam::000000000000:user/render", "userId": "render",
+                    "id": "000000000000"}
         if args.token == "aws:iam/getPolicyDocument:getPolicyDocument":
             return {"json": json.dumps({"Version": "2012-10-17", "Statement": []})}
         if args.token == "aws:ec2/getSubnets:getSubnets":
@@ -221,5 +224,6 @@ def stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
     import yaml
 
     root = root or Path(os.environ.get("GPU_PLATFORM_ROOT", Path(__file__).resolve().parent.parent))
-    doc = yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text()) or {}
+    path = Path(stack) if stack.endswith((".yaml", ".yml")) else root / f"Pulumi.{stack}.yaml"  # a stack file by path
+    doc = yaml.safe_load(path.read_text()) or {}
     return dict(doc.get("config") or {})

@@ -100,6 +100,8 @@ def plan_data(plan: Plan) -> dict[str, Any]:
             "fabric": p.fabric,
             "efaDevicesPerNode": p.efa_interfaces,
             "capacityType": p.capacity_type,
+            "provisioner": p.provisioner,
+            "karpenterCapacityTypes": list(p.karpenter.capacity_types) if p.karpenter else None,
             "usdPerHourMax": p.usd_per_hour_max,
             "allocated": allocated,
             "allocation": round(allocated / p.capacity_units, 3) if p.capacity_units else 0.0,
@@ -131,6 +133,7 @@ def plan_data(plan: Plan) -> dict[str, Any]:
             "nodeGroup": sp.node_group_name, "instanceType": sp.instance_type, "nodes": f"{sp.min_nodes}-{sp.max_nodes}"},
         "vpcCniNetworkPolicy": plan.cluster.manage_vpc_cni,
         "efaDevicePlugin": plan.installs_efa_device_plugin,
+        "karpenter": None if plan.karpenter is None else plan.karpenter.version,
         "pools": pools,
         "teams": teams,
         "cohorts": [{"name": c.name, "parent": c.parent} for c in plan.cohorts],
@@ -162,13 +165,16 @@ def format_plan(plan: Plan, fmt: str, title: str) -> str:
         f"MIG strategy {plan.mig_strategy}, max ${data['usdPerHourMax']:,.2f}/h"
         + (f"; system pool {data['systemPool']['instanceType']} x {data['systemPool']['nodes']}" if data["systemPool"] else "")
         + ("; vpc-cni add-on with network policy" if data["vpcCniNetworkPolicy"] else "")
-        + ("; EFA device plugin" if data["efaDevicePlugin"] else ""),
+        + ("; EFA device plugin" if data["efaDevicePlugin"] else "")
+        + (f"; Karpenter {data['karpenter']}" if data["karpenter"] else ""),
         h("Pools"),
         _table(
             ["pool", "accelerator", "instance type", "nodes", "GPUs", "units", "sharing", "fabric", "capacity", "$/h max"],
             [[p["name"], p["accelerator"], p["instanceType"], p["nodes"], p["gpus"], f"{p['units']} {p['resource']}",
               p["sharing"], p["fabric"] + (f" ({p['efaDevicesPerNode']}/node)" if p["efaDevicesPerNode"] else ""),
-              p["capacityType"], f"{p['usdPerHourMax']:,.2f}"] for p in data["pools"]],
+              p["capacityType"] + (f" (karpenter: {', '.join(p['karpenterCapacityTypes'])})"
+                                   if p["karpenterCapacityTypes"] else ""),
+              f"{p['usdPerHourMax']:,.2f}"] for p in data["pools"]],
             md,
         ),
         h("Node storage and checkpoints"),

@@ -427,3 +427,55 @@ SYSTEM_GROUP_PREFIX = "system:"
 IAM_ROLE_ARN = re.compile(r"^arn:aws(?:-cn|-us-gov)?:iam::\d{12}:role/(?:[\w+=,.@-]+/)*[\w+=,.@-]{1,64}$")
 # AWS tag on an EKS access entry: the team (or "platform") whose spec entry made it.
 TAG_ACCESS_OWNER = f"{PREFIX}/access-owner"
+
+# Pool provisioners (spec pools[].provisioner): an EKS managed node group made here, or Karpenter NodePools.
+PROVISIONER_MANAGED_NODE_GROUP = "managed-node-group"
+PROVISIONER_KARPENTER = "karpenter"
+
+# Karpenter v1.15 (github.com/aws/karpenter-provider-aws v1.15.2): NodePool is karpenter.sh/v1 and
+# EC2NodeClass karpenter.k8s.aws/v1 (charts/karpenter-crd/templates).
+KARPENTER_NODEPOOL_API_VERSION = "karpenter.sh/v1"
+KARPENTER_NODECLASS_GROUP = "karpenter.k8s.aws"
+KARPENTER_NODECLASS_API_VERSION = f"{KARPENTER_NODECLASS_GROUP}/v1"
+KARPENTER_NODECLASS_KIND = "EC2NodeClass"
+# Well-known node labels Karpenter requirements select on (pkg/apis/v1/labels.go of the provider, and
+# sigs.k8s.io/karpenter pkg/apis/v1 labels: capacity types on-demand | spot | reserved).
+KARPENTER_CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+KARPENTER_CAPACITY_RESERVATION_ID_LABEL = "karpenter.k8s.aws/capacity-reservation-id"
+KARPENTER_CAPACITY_RESERVATION_TYPE_LABEL = "karpenter.k8s.aws/capacity-reservation-type"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+# The label Karpenter puts on every node it launches; the chart's default affinity keeps its controller off them.
+KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
+# Pod annotation that keeps Karpenter from voluntarily disrupting the pod's node (disruption.md, "Pod-Level Controls").
+KARPENTER_DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
+# The controller's Helm releases, namespace and service account. kube-system as Karpenter's getting-started
+# guide installs it (KARPENTER_NAMESPACE=kube-system); the service account the Pod Identity association names.
+KARPENTER_NAMESPACE = KUBE_SYSTEM_NAMESPACE
+KARPENTER_RELEASE_NAME = "karpenter"
+KARPENTER_CRD_RELEASE_NAME = "karpenter-crd"
+KARPENTER_SERVICE_ACCOUNT = "karpenter"
+# EKS add-on that hands Pod Identity credentials to pods (EKS user guide, pod-id-agent-setup.html).
+POD_IDENTITY_AGENT_ADDON = "eks-pod-identity-agent"
+
+
+def karpenter_nodepool_name(pool: str) -> str:
+    return pool
+
+
+def karpenter_nodeclass_name(pool: str) -> str:
+    return pool
+
+
+def karpenter_node_role_name(cluster: str) -> str:
+    """The IAM role of Karpenter's nodes, named as Karpenter's getting-started CloudFormation names it."""
+    return f"KarpenterNodeRole-{cluster}"
+
+
+def karpenter_controller_role_name(cluster: str) -> str:
+    return f"{cluster}-karpenter"
+
+
+def karpenter_queue_name(cluster: str) -> str:
+    """The SQS interruption queue (Karpenter's CloudFormation names it after the cluster; the suffix says whose it is)."""
+    return f"{cluster}-karpenter"

@@ -26,9 +26,11 @@ DIGEST_SEPARATOR = "@sha256:"
 # (kueue_config.KUEUE_IMAGE_REPOSITORY), the GPU Operator's operands (nvcr.io/nvidia and its
 # cloud-native and k8s sub-repositories: ../shared/reference/gpu-operator-v26.7.0-chart-values.yaml), the
 # EFA device plugin (its chart's image.repository: tests/fixtures/charts/aws-efa-k8s-device-plugin-v0.5.30-values.yaml)
+# Karpenter's controller (aws/karpenter-provider-aws v1.15.2 charts/karpenter/values.yaml controller.image.repository)
 # and Docker Hub's official images, where the job template's default image lives (jobs.DEFAULT_IMAGE).
 DEFAULT_ALLOWED_REGISTRIES: tuple[str, ...] = (
     "registry.k8s.io/kueue",
+    "public.ecr.aws/karpenter",
     "nvcr.io/nvidia",
     "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks",
     DOCKER_HUB_OFFICIAL,
@@ -43,6 +45,7 @@ CHART_DEFAULT_IMAGES: dict[str, tuple[str, ...]] = {
         "nvcr.io/nvidia/k8s/container-toolkit", "nvcr.io/nvidia/driver",
     ),
     "aws-efa-k8s-device-plugin": ("602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin",),
+    "karpenter": ("public.ecr.aws/karpenter/controller",),
 }
 
 # An allowlist entry: a registry host (optional port) and optional repository path, lowercase, no scheme,

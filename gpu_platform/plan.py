@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from . import audit, catalog, conventions as cv
+from .karpenter import KarpenterPlan, KarpenterPoolPlan, plan_controller, plan_pool
 from .spec import OidcProvider, Platform, Pool, Team, pool_labels, pool_units_per_gpu
 
 # Per-node resources that pods cannot have: kubelet's kube-reserved (the EKS AMI formula: 6% of the
@@ -113,6 +114,10 @@ class PoolPlan:
     ami_type: str
     root_volume_gib: int
     usd_per_node_hour: float
+    # Who makes the nodes (spec pools[].provisioner). Nothing above depends on it: the pool's labels,
+    # taints, units, flavor and quota are the same for a managed node group and a Karpenter NodePool.
+    provisioner: str = cv.PROVISIONER_MANAGED_NODE_GROUP
+    karpenter: KarpenterPoolPlan | None = None
 
     @property
     def usd_per_hour_max(self) -> float:
@@ -320,6 +325,16 @@ class Plan:
     # jobs.ttlSecondsAfterFinished (the job template, Kueue's deactivated-job retention) and the admission maximum.
     job_ttl_seconds: int = 0
     job_max_ttl_seconds: int = 0
+    # Karpenter's controller, when a pool of an eks cluster is a Karpenter pool.
+    karpenter: KarpenterPlan | None = None
+
+    @property
+    def managed_node_group_pools(self) -> tuple[PoolPlan, ...]:
+        return tuple(p for p in self.pools if p.provisioner == cv.PROVISIONER_MANAGED_NODE_GROUP)
+
+    @property
+    def karpenter_pools(self) -> tuple[PoolPlan, ...]:
+        return tuple(p for p in self.pools if p.karpenter is not None)
 
     @property
     def pools_by_name(self) -> dict[str, PoolPlan]:
@@ -432,6 +447,8 @@ def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
         ami_type=pool.amiType,
         root_volume_gib=pool.rootVolumeGiB,
         usd_per_node_hour=pricing.get(pool.instanceType, catalog.ON_DEMAND_USD_PER_HOUR[pool.instanceType]),
+        provisioner=pool.provisioner,
+        karpenter=plan_pool(pool),
     )
 
 
@@ -581,6 +598,9 @@ def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...], spec: Pl
             )
         if p.min_nodes and p.name not in used:
             out.append(f"pool {p.name!r} keeps {p.min_nodes} nodes running with no quota on them")
+        if p.karpenter is not None and not p.karpenter.pins_ami and spec.environment == "prod":
+            out.append(f"pool {p.name!r}: Karpenter AMI alias {p.karpenter.ami_alias}: every AMI release drifts "
+                       "the pool's nodes; pin pools[].karpenter.amiVersion in prod")
     return tuple(out)
 
 
@@ -649,4 +669,5 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
         require_image_digests=spec.images.requireDigests,
         job_ttl_seconds=spec.jobs.ttlSecondsAfterFinished,
         job_max_ttl_seconds=spec.jobs.maxTtlSecondsAfterFinished,
+        karpenter=plan_controller(spec, region),
     )

@@ -7,6 +7,7 @@ returns a fully checked `Platform` or raises `SpecError` listing every problem w
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
@@ -25,9 +26,41 @@ CapacityType = Literal["on-demand", "spot", "capacity-reservation", "capacity-bl
 PodSecurity = Literal["baseline", "restricted"]
 AmiType = Literal["AL2023_x86_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA"]
 SystemAmiType = Literal["AL2023_x86_64_STANDARD", "BOTTLEROCKET_x86_64"]
+Provisioner = Literal["managed-node-group", "karpenter"]
+KarpenterCapacityType = Literal["on-demand", "spot", "reserved"]
 # The VPC CNI enforces NetworkPolicy from v1.14 on (EKS user guide, cni-network-policy.html: "Version 1.14
 # or later of the Amazon VPC CNI plugin for Kubernetes").
 VPC_CNI_MIN_NETWORK_POLICY = (1, 14, 0)
+# Karpenter: the minor release the NodePools and EC2NodeClasses are written for, and the NodePool CRD's own
+# patterns for durations and budget node counts (github.com/aws/karpenter-provider-aws v1.15.2,
+# charts/karpenter-crd/templates/karpenter.sh_nodepools.yaml: disruption.consolidateAfter, budgets[].nodes).
+KARPENTER_MINOR = ("1", "15")
+KARPENTER_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
+KARPENTER_BUDGET_NODES = re.compile(r"^((100|[0-9]{1,2})%|[0-9]+)$")
+# AMI alias versions per AMI family: "al2023@v20240625" or "bottlerocket@v1.10.0", or latest
+# (pkg/apis/v1/ec2nodeclass.go, AMISelectorTerm.Alias).
+KARPENTER_AMI_VERSION: dict[str, re.Pattern[str]] = {
+    "AL2023_x86_64_NVIDIA": re.compile(r"^v\d{8}$"),
+    "BOTTLEROCKET_x86_64_NVIDIA": re.compile(r"^v\d+\.\d+\.\d+$"),
+}
+KARPENTER_AMI_VERSION_FORM = {"AL2023_x86_64_NVIDIA": "v20240807", "BOTTLEROCKET_x86_64_NVIDIA": "v1.46.0"}
+# What each capacity type becomes in karpenter.sh/capacity-type, and the fallbacks a pool may add.
+KARPENTER_CAPACITY_TYPES: dict[str, tuple[str, ...]] = {
+    "on-demand": ("on-demand",),
+    "spot": ("spot",),
+    "capacity-reservation": ("reserved",),
+    "capacity-block": ("reserved",),
+}
+KARPENTER_CAPACITY_FALLBACKS: dict[str, tuple[str, ...]] = {
+    "on-demand": (),
+    "spot": ("on-demand",),
+    "capacity-reservation": ("on-demand",),
+    # A capacity block is paid for up front and its instances exist only inside it: an on-demand p5 launched
+    # beside it would be a second bill for the same job.
+    "capacity-block": (),
+}
+# IAM role names are at most 64 characters (IAM API reference, CreateRole.RoleName).
+IAM_ROLE_NAME_MAX = 64
 
 
 def _dns_label(value: str) -> str:
@@ -132,12 +165,45 @@ class AddonEfaDevicePlugin(Strict):
     _version = field_validator("version")(lambda v: _exact_version(v))
 
 
+class AddonKarpenter(Strict):
+    """Karpenter's controller, made when a pool has `provisioner: karpenter`: its Helm releases (CRDs and
+    controller), its IAM through EKS Pod Identity, the nodes' IAM role and access entry, and the SQS
+    interruption queue with its EventBridge rules."""
+
+    version: str = Field(
+        default="1.15.2",
+        description="exact karpenter and karpenter-crd chart version (1.15.x: the NodePool and EC2NodeClass "
+                    "fields rendered here are Karpenter 1.15's)",
+    )
+    interruptionQueue: bool = Field(
+        default=True,
+        description="an SQS queue and EventBridge rules so Karpenter drains nodes before spot interruptions, "
+                    "scheduled maintenance and capacity reservation interruptions",
+    )
+    managePodIdentityAgent: bool = Field(
+        default=True,
+        description="manage the eks-pod-identity-agent EKS add-on the controller's credentials come through "
+                    "(an existing add-on on an attached cluster must be imported first, like vpc-cni)",
+    )
+
+    _version = field_validator("version")(lambda v: _exact_version(v))
+
+    @field_validator("version")
+    @classmethod
+    def _minor(cls, v: str) -> str:
+        if v.lstrip("v").split(".")[:2] != list(KARPENTER_MINOR):
+            raise ValueError(f"{v!r} is not a Karpenter {'.'.join(KARPENTER_MINOR)}.x release: the NodePools and "
+                             "EC2NodeClasses are rendered for that API (networkInterfaces, capacityReservationSelectorTerms)")
+        return v
+
+
 class Addons(Strict):
     gpuOperator: AddonGpuOperator = Field(default_factory=AddonGpuOperator)
     kueue: AddonKueue = Field(default_factory=AddonKueue)
     monitoring: AddonMonitoring = Field(default_factory=AddonMonitoring)
     efaDevicePlugin: AddonEfaDevicePlugin = Field(default_factory=AddonEfaDevicePlugin)
     vpcCni: AddonVpcCni = Field(default_factory=AddonVpcCni)
+    karpenter: AddonKarpenter = Field(default_factory=AddonKarpenter)
 
 
 class SystemPool(Strict):
@@ -246,6 +312,54 @@ class Capacity(Strict):
         return v
 
 
+class KarpenterPool(Strict):
+    """What only Karpenter needs of a pool (`provisioner: karpenter`). Everything else, labels, taints,
+    capacity, EFA, zone and reservation, comes from the pool itself as for a managed node group."""
+
+    capacityTypes: list[KarpenterCapacityType] | None = Field(
+        default=None,
+        description="karpenter.sh/capacity-type values the NodePool allows (default from capacity.type: "
+                    "on-demand, spot, or reserved for capacity-reservation and capacity-block). Only fallbacks "
+                    "may be added: on-demand after spot or after a capacity reservation's reserved",
+        examples=[["reserved", "on-demand"]],
+    )
+    amiVersion: str = Field(
+        default="latest",
+        description="the EKS optimized AMI release of the amiSelectorTerms alias (al2023@v20251120, "
+                    "bottlerocket@v1.51.0); 'latest' replaces nodes (drift) whenever AWS publishes one",
+    )
+    consolidateAfter: str = Field(
+        default="10m",
+        description="how long a node stays empty (or, on inference pools, underutilized) before Karpenter removes it",
+    )
+    disruptionBudget: str | None = Field(
+        default=None,
+        description="inference pools: nodes (count or percentage) Karpenter may disrupt at once (default 1); "
+                    "other workloads never disrupt running work and take no budget",
+    )
+
+    @field_validator("consolidateAfter")
+    @classmethod
+    def _duration(cls, v: str) -> str:
+        if not KARPENTER_DURATION.match(v):
+            raise ValueError(f"{v!r} is not a duration such as 30s, 10m or 1h (or Never)")
+        return v
+
+    @field_validator("disruptionBudget")
+    @classmethod
+    def _budget(cls, v: str | None) -> str | None:
+        if v is not None and not KARPENTER_BUDGET_NODES.match(v):
+            raise ValueError(f"{v!r} is not a node count or percentage such as 1 or 10%")
+        return v
+
+    @field_validator("capacityTypes")
+    @classmethod
+    def _types(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and (not v or len(set(v)) != len(v)):
+            raise ValueError("capacityTypes must list each capacity type once, at least one")
+        return v
+
+
 class Pool(Strict):
     name: str
     accelerator: str
@@ -260,6 +374,14 @@ class Pool(Strict):
     placementGroup: bool | None = None
     amiType: AmiType = "AL2023_x86_64_NVIDIA"
     rootVolumeGiB: int = Field(default=200, ge=20, le=16384)
+    provisioner: Provisioner = Field(
+        default="managed-node-group",
+        description="eks: what makes the pool's nodes: an EKS managed node group with its launch template, or a "
+                    "Karpenter NodePool and EC2NodeClass. Labels, taints, capacity, flavor and quota are the same",
+    )
+    karpenter: KarpenterPool | None = Field(
+        default=None, description="provisioner karpenter: AMI version, disruption and capacity type fallbacks",
+    )
 
     _name = field_validator("name")(lambda v: _dns_label(v))
 
@@ -754,7 +876,7 @@ def _check_pools(p: Platform, region: str | None) -> list[Problem]:
         for key, value in pool_labels(pool).items():
             if len(value) > cv.MAX_LABEL_LENGTH:
                 out.append(Problem(f"{at}.name", f"label {key}={value!r} is over {cv.MAX_LABEL_LENGTH} characters"))
-        if p.cluster.provider == "eks":
+        if p.cluster.provider == "eks" and pool.provisioner == cv.PROVISIONER_MANAGED_NODE_GROUP:
             ng = cv.node_group_name(p.cluster.name, pool.name)
             if len(ng) > 63:
                 out.append(Problem(f"{at}.name", f"node group name {ng!r} is over 63 characters (EKS limit)"))
@@ -1001,9 +1123,80 @@ def _check_security(p: Platform) -> list[Problem]:
     return out
 
 
+def _check_karpenter(p: Platform) -> list[Problem]:
+    """What only Karpenter pools need; every rule of _check_pools applies to them as well."""
+    out: list[Problem] = []
+    c = p.cluster
+    karpenter_pools = [i for i, pool in enumerate(p.pools) if pool.provisioner == cv.PROVISIONER_KARPENTER]
+    for i, pool in enumerate(p.pools):
+        at = f"pools[{i}]"
+        if pool.provisioner != cv.PROVISIONER_KARPENTER:
+            if pool.karpenter is not None:
+                out.append(Problem(f"{at}.karpenter", f"only for provisioner {cv.PROVISIONER_KARPENTER!r} (this pool is {pool.provisioner!r})"))
+            continue
+        if c.provider != "eks":
+            out.append(Problem(f"{at}.provisioner", "Karpenter launches EC2 instances: only for cluster.provider 'eks' "
+                               f"(existing clusters bring their own nodes); use {cv.PROVISIONER_MANAGED_NODE_GROUP!r}"))
+            continue
+        cap = pool.capacity
+        if cap.min > 0 or (cap.desired or 0) > 0:
+            field = "min" if cap.min > 0 else "desired"
+            out.append(Problem(
+                f"{at}.capacity.{field}",
+                f"Karpenter keeps no idle nodes: it launches them for pending pods only, so {field} must be 0 "
+                f"(got {getattr(cap, field)}); use provisioner {cv.PROVISIONER_MANAGED_NODE_GROUP!r} for a warm minimum",
+            ))
+        it = catalog.INSTANCE_TYPES[pool.instanceType]
+        if pool.fabric == "efa" and it.efa and not it.efa_only_interfaces:
+            out.append(Problem(
+                f"{at}.fabric",
+                f"{pool.instanceType!r} has no EFA-only interfaces, and an EC2NodeClass's networkInterfaces take only "
+                f"'interface' and 'efa-only'; use provisioner {cv.PROVISIONER_MANAGED_NODE_GROUP!r} for it",
+            ))
+        k = pool.karpenter or KarpenterPool()
+        if k.capacityTypes is not None:
+            required = KARPENTER_CAPACITY_TYPES[cap.type]
+            allowed = required + KARPENTER_CAPACITY_FALLBACKS[cap.type]
+            missing = [t for t in required if t not in k.capacityTypes]
+            extra = [t for t in k.capacityTypes if t not in allowed]
+            if missing or extra:
+                why = ("a capacity block is only reachable as 'reserved', and nothing else may launch beside it"
+                       if cap.type == "capacity-block" else
+                       "'reserved' needs a reservation (capacity.type capacity-reservation or capacity-block with a "
+                       "reservationId)" if "reserved" in extra else
+                       f"capacity type {cap.type!r} is {list(required)}, optionally falling back to "
+                       f"{list(KARPENTER_CAPACITY_FALLBACKS[cap.type]) or 'nothing'}")
+                out.append(Problem(f"{at}.karpenter.capacityTypes",
+                                   f"{k.capacityTypes} does not fit capacity.type {cap.type!r}: {why}; valid: "
+                                   f"{list(required)}" + (f" or {list(allowed)}" if allowed != required else "")))
+        if k.amiVersion != "latest" and not KARPENTER_AMI_VERSION[pool.amiType].match(k.amiVersion):
+            out.append(Problem(
+                f"{at}.karpenter.amiVersion",
+                f"{k.amiVersion!r} is not a {pool.amiType} AMI release: write 'latest' or a version such as "
+                f"{KARPENTER_AMI_VERSION_FORM[pool.amiType]}",
+            ))
+        if k.disruptionBudget is not None and pool.workload != "inference":
+            out.append(Problem(
+                f"{at}.karpenter.disruptionBudget",
+                f"{pool.workload} pools never disrupt running work (no consolidation of busy nodes, no drift "
+                "replacement); a disruption budget is for inference pools",
+            ))
+    if karpenter_pools and c.provider == "eks":
+        if c.systemPool is None:
+            out.append(Problem(
+                f"pools[{karpenter_pools[0]}].provisioner",
+                "Karpenter's controller runs on the system pool, never on nodes it provisions: set cluster.systemPool",
+            ))
+        for name in (cv.karpenter_node_role_name(c.name), cv.karpenter_controller_role_name(c.name)):
+            if len(name) > IAM_ROLE_NAME_MAX:
+                out.append(Problem("cluster.name", f"Karpenter's IAM role name {name!r} is over {IAM_ROLE_NAME_MAX} characters"))
+    return out
+
+
 def validate(platform: Platform, region: str | None = None) -> list[Problem]:
     return (_check_pools(platform, region) + _check_mig_layouts(platform) + _check_cohorts(platform)
-            + _check_teams(platform) + _check_platform(platform, region) + _check_security(platform))
+            + _check_teams(platform) + _check_platform(platform, region) + _check_security(platform)
+            + _check_karpenter(platform))
 
 
 def load_platform(raw: Any, region: str | None = None) -> Platform:

@@ -19,9 +19,10 @@ def chart_defaults(name: str) -> dict[str, Any]:
     return yaml.safe_load((FIXTURES / name).read_text())
 
 
-def unknown_keys(values: dict[str, Any], defaults: Any, path: str = "") -> list[str]:
+def unknown_keys(values: dict[str, Any], defaults: Any, path: str = "", free: tuple[str, ...] = ()) -> list[str]:
     """Key paths of `values` that the chart defaults do not have. Below a default that is an empty map
-    (labels, annotations) or a non-map (lists, scalars) any content is the user's."""
+    (labels, annotations) or a non-map (lists, scalars) any content is the user's, and so it is below the
+    `free` paths (label maps whose default holds an example entry, such as a nodeSelector)."""
     out: list[str] = []
     for key, value in values.items():
         here = f"{path}.{key}" if path else key
@@ -29,6 +30,6 @@ def unknown_keys(values: dict[str, Any], defaults: Any, path: str = "") -> list[
             out.append(here)
             continue
         default = defaults[key]
-        if isinstance(value, dict) and isinstance(default, dict) and default:
-            out.extend(unknown_keys(value, default, here))
+        if isinstance(value, dict) and isinstance(default, dict) and default and here not in free:
+            out.extend(unknown_keys(value, default, here, free))
     return out

@@ -39,9 +39,19 @@ def require_tools(*names: str) -> list[Path]:
     return [found[n] for n in names]  # type: ignore[misc]
 
 
+# Stack files that exist for tests only (not deployed, so not Pulumi.<stack>.yaml at the root).
+FIXTURE_STACKS = ROOT / "tests" / "fixtures" / "stacks"
+KARPENTER_STACK = "staging-karpenter"
+
+
+def stack_file(stack: str) -> Path:
+    fixture = FIXTURE_STACKS / f"Pulumi.{stack}.yaml"
+    return fixture if fixture.is_file() else ROOT / f"Pulumi.{stack}.yaml"
+
+
 @functools.cache
 def stack_doc(stack: str) -> dict[str, Any]:
-    return yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())
+    return yaml.safe_load(stack_file(stack).read_text())
 
 
 def platform_raw(stack: str) -> dict[str, Any]:

@@ -23,14 +23,19 @@ def instance_types(props: Mapping[str, Any]) -> list[str]:
     return names or []
 
 
+def is_gpu_pool_nodes(resource_type: str, props: Mapping[str, Any]) -> bool:
+    """A GPU node group (an NVIDIA AMI, a GPU instance type from the catalog, or any pool label) or a GPU
+    NodePool (a catalog GPU instance type in its requirements, or any pool label on its nodes)."""
+    if resource_type == o.NODE_GROUP and "NVIDIA" in (o.known_or_none(lambda: o.text(props.get("amiType"))) or "").upper():
+        return True
+    nodes = o.pool_nodes(resource_type, props)
+    if any(t in catalog.INSTANCE_TYPES for t in nodes.instance_types):
+        return True
+    return any(k in nodes.labels for k in cv.POOL_LABEL_KEYS)
+
+
 def is_gpu_node_group(props: Mapping[str, Any]) -> bool:
-    """An NVIDIA AMI, a GPU instance type from the catalog, or any pool label marks a GPU node group."""
-    if "NVIDIA" in (o.known_or_none(lambda: o.text(props.get("amiType"))) or "").upper():
-        return True
-    if any(t in catalog.INSTANCE_TYPES for t in instance_types(props)):
-        return True
-    node_labels = o.mapping(props.get("labels"))
-    return any(k in node_labels for k in cv.POOL_LABEL_KEYS)
+    return is_gpu_pool_nodes(o.NODE_GROUP, props)
 
 
 def missing_values(found: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
@@ -38,31 +43,33 @@ def missing_values(found: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]
 
 
 def check_node_group_labels(r: Resource, cfg: Config, report: Report) -> None:
-    props = r.props
-    if not is_gpu_node_group(props):
+    """The same rule for both provisioners: what a node group's labels and taints must be, a Karpenter
+    NodePool's node template must be too."""
+    if not is_gpu_pool_nodes(r.type, r.props):
         return
-    node_labels = o.mapping(props.get("labels"))
+    nodes = o.pool_nodes(r.type, r.props)
+    what = f"GPU {nodes.kind}"
+    node_labels, taints = nodes.labels, nodes.taints
     missing = missing_values(node_labels, cfg.strings(POOL_LABELS))
     if missing:
-        report(f"GPU node group lacks pool label(s) {quoted(missing)}: Kueue flavors, quotas and cost "
+        report(f"{what} lacks pool label(s) {quoted(missing)}: Kueue flavors, quotas and cost "
                "allocation select on them")
-    taints = o.taints_of(props.get("taints"))
     gpu = o.gpu_taint()
     if gpu not in taints:
-        report(f"GPU node group lacks the GPU taint {gpu}: pods that never asked for a GPU would land on it")
+        report(f"{what} lacks the GPU taint {gpu}: pods that never asked for a GPU would land on it")
     workload = o.text(node_labels.get(cv.WORKLOAD))
     if workload:
         expected = o.workload_taint(workload)
         if expected not in taints:
-            report(f"GPU node group lacks the workload taint {expected} matching its {cv.WORKLOAD} label: "
+            report(f"{what} lacks the workload taint {expected} matching its {cv.WORKLOAD} label: "
                    "training and inference would share nodes")
         others = [t for t in taints if t.key == cv.WORKLOAD_TAINT_KEY and t != expected]
         if others:
-            report(f"GPU node group has workload taint(s) {quoted(map(str, others))} that disagree with its "
+            report(f"{what} has workload taint(s) {quoted(map(str, others))} that disagree with its "
                    f"{cv.WORKLOAD} label {workload!r}")
 
     accelerator = o.text(node_labels.get(cv.ACCELERATOR))
-    for it_name in instance_types(props):
+    for it_name in nodes.instance_types:
         it = catalog.INSTANCE_TYPES.get(it_name)
         if it is None:
             continue
@@ -109,6 +116,21 @@ def check_cost_tags(r: Resource, cfg: Config, report: Report) -> None:
     if r.type == o.NODE_GROUP and not is_gpu_node_group(props):
         return
     required = cfg.strings(COST_TAGS)
+    if o.is_node_class(r.type):
+        # An EC2NodeClass's tags go on every instance, volume, interface and launch template Karpenter makes
+        # for it (pkg/apis/v1/ec2nodeclass.go, Tags), and its labels name its pool.
+        if not any(k in o.labels(props) for k in cv.POOL_LABEL_KEYS) and not any(
+                k in o.mapping(o.mapping(props.get("spec")).get("tags")) for k in cv.POOL_LABEL_KEYS):
+            return  # not a GPU pool's node class
+        tags = o.mapping(o.mapping(props.get("spec")).get("tags"))
+        missing = missing_values(tags, required)
+        if missing:
+            report(f"EC2NodeClass lacks cost tag(s) {quoted(missing)} in spec.tags: the GPU instances Karpenter "
+                   "launches would carry none")
+        wrong = [k for k in cv.POOL_LABEL_KEYS if k in tags and k in o.labels(props) and tags[k] != o.labels(props)[k]]
+        if wrong:
+            report(f"cost tag(s) {quoted(wrong)} disagree with the EC2NodeClass's labels of the same keys")
+        return
     tags = o.mapping(props.get("tags"))
     missing = missing_values(tags, required)
     if missing:
@@ -138,12 +160,13 @@ def check_cost_tags(r: Resource, cfg: Config, report: Report) -> None:
 POLICIES = [
     GuardrailResourcePolicy(
         "gpu-node-group-labels",
-        "GPU node groups carry the pool, accelerator, topology, fabric, workload and sharing labels, the GPU "
-        "taint and a workload taint matching their workload label.",
+        "GPU node groups and Karpenter NodePools carry the pool, accelerator, topology, fabric, workload and "
+        "sharing labels, the GPU taint and a workload taint matching their workload label.",
         check_node_group_labels,
-        of_types(o.NODE_GROUP),
+        o.provides_pool_nodes,
         settings=(POOL_LABELS,),
-        remediation="Build node groups from PoolPlan.node_labels and PoolPlan.taints (components/node_pools.py).",
+        remediation="Build node groups and NodePools from PoolPlan.node_labels and PoolPlan.taints "
+                    "(components/node_pools.py, components/karpenter.py).",
     ),
     GuardrailResourcePolicy(
         "tenant-namespace-labels",
@@ -155,10 +178,10 @@ POLICIES = [
     ),
     GuardrailResourcePolicy(
         "aws-gpu-cost-tags",
-        "AWS GPU pool resources (node groups, launch templates and their instance tags, placement groups) "
-        "carry the cost tags.",
+        "AWS GPU pool resources (node groups, launch templates and their instance tags, placement groups, "
+        "Karpenter EC2NodeClasses' instance tags) carry the cost tags.",
         check_cost_tags,
-        of_types(*o.AWS_GPU_TYPES),
+        lambda t: t in o.AWS_GPU_TYPES or o.is_node_class(t),
         settings=(COST_TAGS,),
         remediation="Tag with Plan.pool_tags(pool), and add a tag specification for instances.",
     ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, Policy, PolicyPack
 
-from . import advisory, isolation, labeling, queues, rbac, supply, workloads
+from . import advisory, isolation, karpenter, labeling, queues, rbac, supply, workloads
 
 PACK_NAME = "gpu-platform-guardrails"
 
@@ -13,6 +13,7 @@ POLICIES: list[Policy] = [
     *isolation.POLICIES,
     *rbac.POLICIES,
     *queues.POLICIES,
+    *karpenter.POLICIES,
     *workloads.POLICIES,
     *supply.POLICIES,
     *advisory.POLICIES,

@@ -27,7 +27,6 @@ from .framework import (
     guarded,
     quoted,
 )
-from .labeling import instance_types
 from .settings import POOL_LABELS, SYSTEM_NAMESPACES
 
 
@@ -175,21 +174,21 @@ def check_flavor_matches_pool(resources: Sequence[Resource], cfg: Config, report
                 report(f.resource, f"ResourceFlavor {f.name!r} selects pool {pool!r}, but no node group of the stack "
                        f"carries {cv.POOL}={pool!r} (pools: {quoted(sorted(groups))})")
                 return
-            node_labels = o.mapping(group.props.get("labels"))
-            wrong = [f"{k}={v!r}" for k, v in f.node_labels.items() if node_labels.get(k) != v]
+            nodes = o.pool_nodes(group.type, group.props)
+            wrong = [f"{k}={v!r}" for k, v in f.node_labels.items() if nodes.labels.get(k) != v]
             if wrong:
-                report(f.resource, f"ResourceFlavor {f.name!r} selects {', '.join(wrong)}, which node group "
+                report(f.resource, f"ResourceFlavor {f.name!r} selects {', '.join(wrong)}, which {nodes.kind} "
                        f"{group.name!r} of pool {pool!r} does not carry: no node would ever match")
-            untolerated = [str(t) for t in _blocking(o.taints_of(group.props.get("taints"))) if not f.covers(t)]
+            untolerated = [str(t) for t in _blocking(nodes.taints) if not f.covers(t)]
             if untolerated:
                 report(f.resource, f"ResourceFlavor {f.name!r} does not tolerate taint(s) {quoted(untolerated)} of "
-                       f"node group {group.name!r}")
+                       f"{nodes.kind} {group.name!r}")
         guarded(report, f.resource, check)
 
 
 def check_flavor_single_workload(resources: Sequence[Resource], cfg: Config, report: StackReport) -> None:
     groups = ix.node_groups_by_pool(resources, report)
-    group_labels = {pool: guarded(report, g, lambda g=g: o.mapping(g.props.get("labels"))) or o.EMPTY
+    group_labels = {pool: guarded(report, g, lambda g=g: o.pool_nodes(g.type, g.props).labels) or o.EMPTY
                     for pool, g in groups.items()}
     for name, f in sorted(gpu_flavors(resources, report).items()):
         def check(f: Flavor = f) -> None:
@@ -257,14 +256,15 @@ def check_cluster_queue_flavors(resources: Sequence[Resource], cfg: Config, repo
 
 
 def _node_group_capacity(group: Resource, template: Resource | None, f: Flavor) -> int | None:
-    """max nodes x GPUs per node x units per GPU, when the node group (or its pool's launch template)
-    names a catalog instance type."""
-    max_nodes = o.as_int(o.mapping(group.props.get("scalingConfig")).get("maxSize"))
-    names = instance_types(group.props)
+    """max nodes x GPUs per node x units per GPU, when the node group (or its pool's launch template) or the
+    NodePool names a catalog instance type. A NodePool's max nodes is its `nodes` limit."""
+    max_nodes = o.pool_max_nodes(group.type, group.props)
+    nodes = o.pool_nodes(group.type, group.props)
+    names = nodes.instance_types
     if not names and template is not None:
         names = [o.text(template.props.get("instanceType")) or ""]
     types = [catalog.INSTANCE_TYPES.get(n) for n in names]
-    node_labels = o.mapping(group.props.get("labels"))
+    node_labels = nodes.labels
     accelerator = o.text(node_labels.get(cv.ACCELERATOR)) or o.text(f.node_labels.get(cv.ACCELERATOR)) or ""
     sharing = o.text(node_labels.get(cv.SHARING)) or o.text(f.node_labels.get(cv.SHARING)) or ""
     per_gpu = o.units_per_gpu(accelerator, sharing)
@@ -309,8 +309,9 @@ def check_quota_fits_capacity(resources: Sequence[Resource], cfg: Config, report
             if group is not None:  # an unknown size is reported against the node group that holds it
                 from_group = guarded(report, group, lambda: _node_group_capacity(group, templates.get(pool), f))
             if from_group is not None and annotated is not None and from_group != annotated:
-                report(f.resource, f"annotation {cv.FLAVOR_CAPACITY_ANNOTATION}={annotated} disagrees with node group "
-                       f"{group.name!r}, which holds {from_group} units at its max size")
+                report(f.resource, f"annotation {cv.FLAVOR_CAPACITY_ANNOTATION}={annotated} disagrees with "
+                       f"{o.pool_nodes(group.type, group.props).kind} {group.name!r}, which holds {from_group} units "
+                       "at its max size")
             capacity = from_group if from_group is not None else annotated
             if capacity is None:
                 report(f.resource, f"the capacity of flavor {f.name!r} is unknown (no node group with a catalog instance "

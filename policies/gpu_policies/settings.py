@@ -72,10 +72,15 @@ PLATFORM_GROUPS = Setting(
     "so their cluster-wide bindings are not tenant bindings.",
     (),
 )
+# Karpenter: "Karpenter 1.1.0 drops the support for v1beta1 APIs" (aws/karpenter-provider-aws,
+# website/content/en/v1.14/upgrading/upgrade-guide.md).
 FORBIDDEN_API_VERSIONS = Setting(
     "forbiddenApiVersions",
-    "API versions no object may use (Kueue 0.19 serves v1beta2; v1beta1 is deprecated).",
-    (f"{cv.KUEUE_API_VERSION.split('/')[0]}/v1beta1",),
+    "API versions no object may use (Kueue 0.19 serves v1beta2; v1beta1 is deprecated. Karpenter 1.x serves "
+    "v1; its v1beta1 NodePool and EC2NodeClass are gone since 1.1).",
+    (f"{cv.KUEUE_API_VERSION.split('/')[0]}/v1beta1",
+     f"{cv.KARPENTER_NODEPOOL_API_VERSION.split('/')[0]}/v1beta1",
+     f"{cv.KARPENTER_NODECLASS_GROUP}/v1beta1"),
 )
 RECOMMENDED_LABELS = Setting(
     "recommendedLabels",

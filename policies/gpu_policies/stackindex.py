@@ -76,11 +76,12 @@ def by_name(resources: Sequence[Resource], kind: str, group: str, report: StackR
 
 
 def node_groups_by_pool(resources: Sequence[Resource], report: StackReport) -> dict[str, Resource]:
-    """GPU node groups by their pool label."""
+    """The resource that makes each pool's nodes, by its pool label: a GPU node group or a Karpenter
+    NodePool (o.pool_nodes reads either)."""
     out: dict[str, Resource] = {}
     for r in resources:
-        if r.type == o.NODE_GROUP:
-            pool = guarded(report, r, lambda r=r: o.text(o.mapping(r.props.get("labels")).get(cv.POOL)))
+        if o.provides_pool_nodes(r.type):
+            pool = guarded(report, r, lambda r=r: o.text(o.pool_nodes(r.type, r.props).labels.get(cv.POOL)))
             if pool:
                 out[pool] = r
     return out
@@ -109,8 +110,8 @@ def gpu_resource_names(resources: Sequence[Resource], report: StackReport) -> se
             names.add(resource)
 
     for r in resources:
-        if r.type == o.NODE_GROUP:
-            guarded(report, r, lambda r=r: from_labels(o.mapping(r.props.get("labels"))))
+        if o.provides_pool_nodes(r.type):
+            guarded(report, r, lambda r=r: from_labels(o.pool_nodes(r.type, r.props).labels))
         elif o.is_kind(r.type, "ResourceFlavor", o.KUEUE_GROUP):
             guarded(report, r, lambda r=r: from_labels(o.mapping(o.mapping(r.props.get("spec")).get("nodeLabels"))))
         elif o.is_kind(r.type, "ClusterQueue", o.KUEUE_GROUP):

@@ -36,7 +36,8 @@ def check_api_versions(r: Resource, cfg: Config, report: Report) -> None:
     kind = o.kube_kind(r.type)
     if kind is not None and kind.api_version in cfg.strings(FORBIDDEN_API_VERSIONS):
         report(f"{kind.kind} uses {kind.api_version}, which this platform does not allow "
-               f"(Kueue 0.19 objects are {cv.KUEUE_API_VERSION})")
+               f"(Kueue 0.19 objects are {cv.KUEUE_API_VERSION}; Karpenter's are {cv.KARPENTER_NODEPOOL_API_VERSION} "
+               f"and {cv.KARPENTER_NODECLASS_API_VERSION})")
 
 
 def value_images(values: Any) -> Iterator[str]:
@@ -125,7 +126,7 @@ POLICIES = [
     ),
     GuardrailResourcePolicy(
         "no-kueue-v1beta1",
-        "No object uses a forbidden API version (Kueue v1beta1).",
+        "No object uses a forbidden API version (Kueue v1beta1, Karpenter v1beta1).",
         check_api_versions,
         lambda t: o.kube_kind(t) is not None,
         settings=(FORBIDDEN_API_VERSIONS,),

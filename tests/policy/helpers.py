@@ -46,6 +46,8 @@ REGISTRIES = ("registry.example", "nvcr.io/nvidia")
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
+NODE_POOL = f"kubernetes:{cv.KARPENTER_NODEPOOL_API_VERSION}:NodePool"
+NODE_CLASS = f"kubernetes:{cv.KARPENTER_NODECLASS_API_VERSION}:{cv.KARPENTER_NODECLASS_KIND}"
 RBAC = "rbac.authorization.k8s.io"
 
 ENVIRONMENT = "test"
@@ -201,6 +203,50 @@ def launch_template(pool: Pool) -> dict[str, Any]:
     })
 
 
+def node_labels(pool: Pool) -> dict[str, str]:
+    out = dict(pool.labels)
+    mode, profile, _ = cv.parse_sharing_value(pool.sharing)
+    if mode == "mig":
+        out[cv.MIG_CONFIG_LABEL] = cv.mig_config_name(profile)
+    elif mode == "time-slicing":
+        out[cv.DEVICE_PLUGIN_CONFIG_LABEL] = cv.device_plugin_config_name(pool.name)
+    return out
+
+
+def node_pool(pool: Pool) -> dict[str, Any]:
+    """A Karpenter NodePool for the pool, as Karpenter's NodePool API spells one (karpenter.sh/v1)."""
+    return res(NODE_POOL, f"np-{pool.name}", {
+        "apiVersion": cv.KARPENTER_NODEPOOL_API_VERSION, "kind": "NodePool",
+        "metadata": meta(pool.name),
+        "spec": {
+            "template": {
+                "metadata": {"labels": node_labels(pool)},
+                "spec": {
+                    "nodeClassRef": {"group": cv.KARPENTER_NODECLASS_GROUP, "kind": cv.KARPENTER_NODECLASS_KIND,
+                                     "name": pool.name},
+                    "requirements": [
+                        {"key": cv.INSTANCE_TYPE_LABEL, "operator": "In", "values": [pool.instance_type]},
+                        {"key": cv.KARPENTER_CAPACITY_TYPE_LABEL, "operator": "In", "values": ["on-demand"]},
+                    ],
+                    "taints": pool.taints,
+                },
+            },
+            "limits": {"nodes": str(pool.max_nodes), cv.GPU_RESOURCE: str(pool.max_nodes * pool.it.gpus)},
+            "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m"},
+        },
+    })
+
+
+def node_class(pool: Pool) -> dict[str, Any]:
+    return res(NODE_CLASS, f"nc-{pool.name}", {
+        "apiVersion": cv.KARPENTER_NODECLASS_API_VERSION, "kind": cv.KARPENTER_NODECLASS_KIND,
+        "metadata": meta(pool.name, labels={**pool.labels, cv.MANAGED_BY: cv.MANAGED_BY_VALUE}),
+        "spec": {"role": "KarpenterNodeRole-test", "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
+                 "subnetSelectorTerms": [{"id": "subnet-0a"}], "securityGroupSelectorTerms": [{"id": "sg-0a"}],
+                 "tags": cost_tags(pool)},
+    })
+
+
 def flavor(pool: Pool, annotate: bool = True) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": cv.flavor_name(pool.name), "labels": {cv.MANAGED_BY: cv.MANAGED_BY_VALUE}}
     if annotate:
@@ -308,11 +354,14 @@ def cluster_queue(team: Team) -> dict[str, Any]:
     })
 
 
-def world(eks: bool = True) -> list[dict[str, Any]]:
-    """A compliant stack: node groups and launch templates (eks) or none (an `existing` cluster)."""
+def world(eks: bool = True, karpenter: bool = False) -> list[dict[str, Any]]:
+    """A compliant stack: node groups and launch templates (eks) or none (an `existing` cluster); with
+    `karpenter`, the train pool's nodes come from a NodePool and EC2NodeClass instead."""
     out: list[dict[str, Any]] = []
     for p in POOLS:
-        if eks:
+        if eks and karpenter and p is TRAIN:
+            out += [node_pool(p), node_class(p)]
+        elif eks:
             out += [node_group(p), launch_template(p)]
         out.append(flavor(p))
     out.append(cpu_only_flavor())

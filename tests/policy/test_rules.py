@@ -71,10 +71,22 @@ def drop(name: str) -> Callable[[World], None]:
     return lambda w: w.remove(find(w, name))
 
 
-@pytest.mark.parametrize("eks", [True, False], ids=["eks", "existing"])
+@pytest.mark.parametrize("kind", ["eks", "existing", "karpenter"])
 @pytest.mark.parametrize("rule", [p.name for p in POLICIES])
-def test_compliant_world_passes(rule: str, eks: bool) -> None:
-    assert run(rule, world(eks)) == []
+def test_compliant_world_passes(rule: str, kind: str) -> None:
+    assert run(rule, world(kind != "existing", karpenter=kind == "karpenter")) == []
+
+
+def on_karpenter(mutate: Callable[[World], None]) -> Callable[[World], None]:
+    """Run `mutate` on the world whose train pool is a Karpenter NodePool and EC2NodeClass."""
+    def f(w: World) -> None:
+        w[:] = world(karpenter=True)
+        mutate(w)
+    return f
+
+
+def template(w: World, name: str) -> dict[str, Any]:
+    return spec(w, name)["template"]
 
 
 # (rule, mutation, resource the violation names, words the message contains)
@@ -95,6 +107,14 @@ DISALLOWED: list[tuple[str, str, Callable[[World], None], str | None, str]] = [
      cv.DEVICE_PLUGIN_CONFIG_LABEL),
     ("node group with an unknown sharing value", "gpu-node-group-labels",
      lambda w: inputs(w, "ng-train")["labels"].update({cv.SHARING: "half-gpu"}), "ng-train", "sharing"),
+    ("NodePool without a pool label", "gpu-node-group-labels",
+     on_karpenter(lambda w: template(w, "np-train")["metadata"]["labels"].pop(cv.SHARING)), "np-train", cv.SHARING),
+    ("NodePool whose workload taint disagrees", "gpu-node-group-labels",
+     on_karpenter(lambda w: template(w, "np-train")["spec"]["taints"][1].update(value="inference")), "np-train",
+     "workload taint"),
+    ("NodePool of another accelerator's instance type", "gpu-node-group-labels",
+     on_karpenter(lambda w: template(w, "np-train")["spec"]["requirements"][0].update(values=[INFER.instance_type])),
+     "np-train", cv.ACCELERATOR),
     ("tenant namespace without cost center", "tenant-namespace-labels",
      lambda w: labels_of(w, "ns-alpha").pop(cv.COST_CENTER), "ns-alpha", cv.COST_CENTER),
     ("tenant namespace with an empty team label", "tenant-namespace-labels",
@@ -107,6 +127,8 @@ DISALLOWED: list[tuple[str, str, Callable[[World], None], str | None, str]] = [
      lambda w: inputs(w, "lt-train").pop("tagSpecifications"), "lt-train", "instance"),
     ("launch template instance tags incomplete", "aws-gpu-cost-tags",
      lambda w: inputs(w, "lt-train")["tagSpecifications"][0]["tags"].pop(cv.POOL), "lt-train", cv.POOL),
+    ("EC2NodeClass without instance cost tags", "aws-gpu-cost-tags",
+     on_karpenter(lambda w: spec(w, "nc-train")["tags"].pop(cv.TAG_ENVIRONMENT)), "nc-train", cv.TAG_ENVIRONMENT),
     ("placement group without tags", "aws-gpu-cost-tags",
      add(res(PLACEMENT_GROUP, "pg-train", {"strategy": "cluster"})), "pg-train", "cost tag"),
     # isolation
@@ -259,6 +281,31 @@ DISALLOWED: list[tuple[str, str, Callable[[World], None], str | None, str]] = [
     ("tenant job image outside its namespace's registries", "images-from-allowed-registries",
      add(job(ALPHA.name, {**gpu_pod_spec(), "initContainers": [{"name": "i", "image": "busybox:1.37"}]})),
      "job-job", "docker.io/library/busybox:1.37"),
+    # karpenter
+    ("NodePool without limits", "karpenter-nodepool-limits",
+     on_karpenter(lambda w: spec(w, "np-train").pop("limits")), "np-train", "without bound"),
+    ("NodePool limits above the flavor's capacity", "karpenter-nodepool-limits",
+     on_karpenter(lambda w: spec(w, "np-train")["limits"].update(
+         {"nodes": str(TRAIN.max_nodes + 1), cv.GPU_RESOURCE: str((TRAIN.max_nodes + 1) * TRAIN.it.gpus)})),
+     "np-train", "more than"),
+    ("NodePool limits below the flavor's capacity", "karpenter-nodepool-limits",
+     on_karpenter(lambda w: spec(w, "np-train")["limits"].update({cv.GPU_RESOURCE: str(TRAIN.it.gpus)})),
+     "np-train", "same capacity"),
+    ("NodePool of several instance types", "karpenter-nodepool-limits",
+     on_karpenter(lambda w: template(w, "np-train")["spec"]["requirements"][0]["values"].append("p5e.48xlarge")),
+     "np-train", "cannot be known"),
+    ("EC2NodeClass on the latest AMI", "karpenter-ami-pinned",
+     on_karpenter(lambda w: spec(w, "nc-train").update(amiSelectorTerms=[{"alias": "al2023@latest"}])),
+     "nc-train", "drifts"),
+    ("flavor selecting a label the NodePool lacks", "resource-flavor-matches-pool",
+     on_karpenter(lambda w: template(w, "np-train")["metadata"]["labels"].update({cv.FABRIC: "efa"})),
+     "flavor-train", "NodePool"),
+    ("quota above a NodePool's capacity", "nominal-quota-fits-capacity",
+     on_karpenter(lambda w: quota(w, "cq-alpha", TRAIN.name, cv.GPU_RESOURCE).update(nominalQuota=str(TRAIN.capacity + 1))),
+     "flavor-train", "more than its pool's capacity"),
+    ("Karpenter v1beta1 NodePool", "no-kueue-v1beta1",
+     on_karpenter(lambda w: find(w, "np-train").update(type=find(w, "np-train")["type"].replace("/v1:", "/v1beta1:"))),
+     "np-train", "v1beta1"),
     ("Kueue v1beta1 object", "no-kueue-v1beta1",
      lambda w: find(w, "cq-alpha").update(type=find(w, "cq-alpha")["type"].replace("v1beta2", "v1beta1")),
      "cq-alpha", "v1beta1"),

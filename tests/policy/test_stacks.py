@@ -17,7 +17,7 @@ from gpu_platform import conventions as cv
 from policies.gpu_policies.offline import check_resources, format_violations
 from policies.gpu_policies.pack import POLICIES
 
-from tests.conftest import STACKS, plan_of, rendered
+from tests.conftest import KARPENTER_STACK, STACKS, plan_of, rendered
 from tests.policy.helpers import HELM_RELEASE, NODE_GROUP, POD, gpu_pod_spec, job, meta, policy, res
 
 Resources = list[dict[str, Any]]
@@ -43,7 +43,7 @@ def obj(resources: Resources, kind: str, name: str | None = None, namespace: str
     return found[0]
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", (*STACKS, KARPENTER_STACK))
 def test_stack_has_no_violations(stack: str) -> None:
     found = check_resources(list(_data(stack)))
     assert found == [], format_violations(found, stack)
@@ -120,6 +120,16 @@ def mirror_kueue_image(r: Resources, stack: str) -> str:
     release = next(x for x in r if x["type"] == HELM_RELEASE and "kueue" in str(x["inputs"].get("chart")))
     release["inputs"]["values"]["controllerManager"]["manager"]["image"]["repository"] = "registry.example.com/kueue"
     return release["name"]
+
+
+def disallow_karpenter_registry(r: Resources, stack: str) -> str:
+    """The Karpenter controller runs the chart's default image (public.ecr.aws/karpenter/controller): taken
+    off the allowlist, the release that runs it is what the rule names."""
+    policy = obj(r, "ValidatingAdmissionPolicy", cv.TENANT_IMAGE_POLICY)
+    notes = policy["inputs"]["metadata"]["annotations"]
+    notes[cv.PLATFORM_REGISTRIES_ANNOTATION] = ",".join(
+        x for x in notes[cv.PLATFORM_REGISTRIES_ANNOTATION].split(",") if "karpenter" not in x)
+    return next(x for x in r if x["type"] == HELM_RELEASE and str(x["inputs"].get("chart")).endswith("/karpenter"))["name"]
 
 
 def drop_quota(r: Resources, stack: str) -> str:
@@ -265,7 +275,61 @@ def drop_managed_by(r: Resources, stack: str) -> str:
     return ns["name"]
 
 
+def karpenter_pool(stack: str):
+    return next(p for p in plan_of(stack).pools if p.karpenter is not None)
+
+
+def node_pool_of(r: Resources, stack: str) -> dict[str, Any]:
+    return obj(r, "NodePool", karpenter_pool(stack).karpenter.nodepool)
+
+
+def drop_node_pool_label(r: Resources, stack: str) -> str:
+    np = node_pool_of(r, stack)
+    del np["inputs"]["spec"]["template"]["metadata"]["labels"][cv.POOL]
+    return np["name"]
+
+
+def wrong_node_pool_taint(r: Resources, stack: str) -> str:
+    np = node_pool_of(r, stack)
+    for t in np["inputs"]["spec"]["template"]["spec"]["taints"]:
+        if t["key"] == cv.WORKLOAD_TAINT_KEY:
+            t["value"] = "inference" if t["value"] != "inference" else "training"
+    return np["name"]
+
+
+def untolerated_node_pool_taint(r: Resources, stack: str) -> str:
+    """The NodePool's workload taint changed under its flavor: the flavor is what no longer fits."""
+    wrong_node_pool_taint(r, stack)
+    return obj(r, "ResourceFlavor", karpenter_pool(stack).flavor)["name"]
+
+
+def raise_node_pool_limits(r: Resources, stack: str) -> str:
+    np = node_pool_of(r, stack)
+    pool = karpenter_pool(stack)
+    np["inputs"]["spec"]["limits"] = {"nodes": str(pool.max_nodes * 2), cv.GPU_RESOURCE: str(pool.capacity_gpus * 2)}
+    return np["name"]
+
+
+def node_class_on_latest(r: Resources, stack: str) -> str:
+    nc = obj(r, cv.KARPENTER_NODECLASS_KIND, karpenter_pool(stack).karpenter.nodeclass)
+    alias = nc["inputs"]["spec"]["amiSelectorTerms"][0]["alias"]
+    nc["inputs"]["spec"]["amiSelectorTerms"] = [{"alias": alias.split("@")[0] + "@latest"}]
+    return nc["name"]
+
+
+def strip_node_class_cost_tag(r: Resources, stack: str) -> str:
+    nc = obj(r, cv.KARPENTER_NODECLASS_KIND, karpenter_pool(stack).karpenter.nodeclass)
+    del nc["inputs"]["spec"]["tags"][cv.TAG_CLUSTER]
+    return nc["name"]
+
+
 MUTATIONS: list[tuple[str, Callable[[Resources, str], str], tuple[str, ...]]] = [
+    ("gpu-node-group-labels", drop_node_pool_label, (KARPENTER_STACK,)),
+    ("gpu-node-group-labels", wrong_node_pool_taint, (KARPENTER_STACK,)),
+    ("resource-flavor-matches-pool", untolerated_node_pool_taint, (KARPENTER_STACK,)),
+    ("karpenter-nodepool-limits", raise_node_pool_limits, (KARPENTER_STACK,)),
+    ("karpenter-ami-pinned", node_class_on_latest, (KARPENTER_STACK,)),
+    ("aws-gpu-cost-tags", strip_node_class_cost_tag, (KARPENTER_STACK,)),
     ("namespace-default-deny", drop_default_deny, STACKS),
     ("workload-no-privileged", add_privileged_pod, STACKS),
     ("workload-no-host-access", add_host_network_job, ("local",)),
@@ -278,6 +342,7 @@ MUTATIONS: list[tuple[str, Callable[[Resources, str], str], tuple[str, ...]]] = 
     ("resource-flavor-matches-pool", drop_flavor_tolerations, ("local", "prod")),
     ("helm-chart-pinned", unpin_chart, ("staging", "prod")),
     ("images-from-allowed-registries", mirror_kueue_image, ("staging", "prod")),
+    ("images-from-allowed-registries", disallow_karpenter_registry, (KARPENTER_STACK,)),
     ("namespace-resource-quota", drop_quota, ("prod",)),
     ("namespace-local-queue", drop_local_queue, ("prod",)),
     ("namespace-limit-range", drop_limit_range, ("prod",)),

@@ -39,6 +39,14 @@ def at(name: str, *path: Any, value: str) -> Callable[[World], None]:
     return mutate
 
 
+def on_karpenter(mutate: Callable[[World], None]) -> Callable[[World], None]:
+    """Run `mutate` on the world whose train pool is a Karpenter NodePool and EC2NodeClass."""
+    def f(w: World) -> None:
+        w[:] = world(karpenter=True)
+        mutate(w)
+    return f
+
+
 def with_job(pod_spec: dict[str, Any]) -> Callable[[World], None]:
     return lambda w: w.append(job(ALPHA.name, pod_spec))
 
@@ -76,6 +84,8 @@ CASES: dict[str, Callable[[World], None]] = {
     "images-from-allowed-registries": at("gpu-operator", "values", value=OBJECT),
     "image-tags-pinned": with_job({**gpu_pod_spec(), "containers": [{"name": "m", "image": STRING}]}),
     "recommended-labels": at("cq-alpha", "metadata", "labels", value=OBJECT),
+    "karpenter-nodepool-limits": on_karpenter(at("np-train", "spec", "limits", value=OBJECT)),
+    "karpenter-ami-pinned": on_karpenter(at("nc-train", "spec", "amiSelectorTerms", value=ARRAY)),
 }
 # Rules that read nothing a preview can leave unknown: the API version is in the type token.
 TOKEN_ONLY = {"no-kueue-v1beta1"}

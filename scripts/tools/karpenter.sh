@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Ensure Karpenter's Helm charts of the release the stacks pin are in the tool cache
+# ($CACHE/src/karpenter-<version>/charts/{karpenter,karpenter-crd}), from the
+# github.com/aws/karpenter-provider-aws Go module. Tests render the controller chart with the stacks' values.
+# Nothing is built: the charts are files of the module.
+#
+#   scripts/tools/karpenter.sh          fetch (cold) or reuse (warm); prints nothing on stdout
+#   scripts/tools/karpenter.sh --chart  also print the controller chart's directory on stdout
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# v1.15.2: the release the stacks deploy (spec addons.karpenter.version default, both charts' version).
+KARPENTER_VERSION=v1.15.2
+MODULE=github.com/aws/karpenter-provider-aws
+# The module's go.mod asks for Go 1.26.11; where the machine's Go is older, the go command fetches this
+# approved toolchain from the module proxy, for this download only.
+KARPENTER_GOTOOLCHAIN=go1.27.3
+SRC_DIR="$TC_CACHE/src/karpenter-$KARPENTER_VERSION"
+
+ensure_charts() {
+  [ -f "$SRC_DIR/charts/karpenter/Chart.yaml" ] && [ -f "$SRC_DIR/charts/karpenter-crd/Chart.yaml" ] && return 0
+  command -v go >/dev/null || tc_die "go is not on PATH (needed to fetch the Karpenter charts $KARPENTER_VERSION)"
+  local dir tmp
+  mkdir -p "$TC_CACHE/tmp" "$(dirname "$SRC_DIR")"
+  tmp="$(mktemp -d "$TC_CACHE/tmp/karpenter-chart.XXXXXX")"
+  dir="$(cd "$tmp" && GOWORK=off GOFLAGS= GOTOOLCHAIN="$KARPENTER_GOTOOLCHAIN" go mod download -json "$MODULE@$KARPENTER_VERSION" \
+        | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  for chart in karpenter karpenter-crd; do
+    [ -f "$dir/charts/$chart/Chart.yaml" ] || tc_die "the $MODULE@$KARPENTER_VERSION module has no charts/$chart"
+  done
+  mkdir -p "$tmp/out/charts"
+  cp -r "$dir/charts/karpenter" "$dir/charts/karpenter-crd" "$tmp/out/charts/"
+  chmod -R u+w "$tmp/out"
+  rm -rf "$SRC_DIR"
+  mv "$tmp/out" "$SRC_DIR"
+  rm -rf "$tmp"
+  tc_log "Karpenter charts $KARPENTER_VERSION in $SRC_DIR/charts"
+}
+
+ensure_charts
+case "${1:-}" in
+  "") ;;
+  --chart) echo "$SRC_DIR/charts/karpenter" ;;
+  *) tc_die "unknown argument: $1" ;;
+esac

@@ -1,0 +1,108 @@
+"""The Karpenter controller chart itself (charts/karpenter of github.com/aws/karpenter-provider-aws v1.15.2, the
+release the stacks pin), rendered by Helm with exactly the values the staging-karpenter stack passes: every
+value changes what the chart renders, the controller lands on the system pool and tolerates no taint, and
+every object passes a server-side dry run on the live local cluster.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import yaml
+
+from gpu_platform import conventions as cv
+from tests.conftest import KARPENTER_STACK, ROOT, plan_of, rendered
+from tests.realtools import BIN, Cluster, require
+
+
+@pytest.fixture(scope="module")
+def chart() -> Path:
+    require(("helm",))
+    out = subprocess.run([str(ROOT / "scripts" / "tools" / "karpenter.sh"), "--chart"], capture_output=True,
+                         text=True, check=True)
+    return Path(out.stdout.strip())
+
+
+def values() -> dict[str, Any]:
+    (r,) = [r for r in rendered(KARPENTER_STACK).by_type("kubernetes:helm.sh/v3:Release")
+            if r.inputs["name"] == cv.KARPENTER_RELEASE_NAME]
+    return copy.deepcopy(r.inputs["values"])
+
+
+def render(chart: Path, vals: dict[str, Any]) -> str:
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        yaml.safe_dump(vals, f)
+        f.flush()
+        out = subprocess.run([str(BIN / "helm"), "template", cv.KARPENTER_RELEASE_NAME, str(chart), "--namespace",
+                              cv.KARPENTER_NAMESPACE, "--values", f.name, "--kube-version", "1.33"],
+                             capture_output=True, text=True)
+    assert out.returncode == 0, f"helm template failed: {out.stderr}"
+    return out.stdout
+
+
+def leaves(vals: dict[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    for key, value in vals.items():
+        if isinstance(value, dict) and value:
+            yield from leaves(value, (*path, key))
+        else:
+            yield (*path, key), value
+
+
+def changed(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, list):
+        return [*value, {"key": "example.com/changed", "operator": "Exists"}]
+    if isinstance(value, str):
+        return value + "-changed"
+    raise AssertionError(f"no mutation for {value!r}")
+
+
+def deployment(text: str) -> dict[str, Any]:
+    (d,) = [d for d in yaml.safe_load_all(text) if d and d["kind"] == "Deployment"]
+    return d
+
+
+def test_every_value_the_stack_passes_changes_what_the_chart_renders(chart: Path) -> None:
+    vals = values()
+    base = render(chart, vals)
+    ignored = []
+    for path, value in leaves(vals):
+        mutated = copy.deepcopy(vals)
+        node = mutated
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = changed(value)
+        if render(chart, mutated) == base:
+            ignored.append(".".join(path))
+    assert ignored == [], f"values the Karpenter chart ignores: {ignored}"
+
+
+def test_the_controller_runs_on_the_system_pool_with_the_stacks_settings(chart: Path) -> None:
+    plan = plan_of(KARPENTER_STACK)
+    pod = deployment(render(chart, values()))["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"kubernetes.io/os": "linux", **plan.cluster.system_pool.labels}
+    assert "tolerations" not in pod
+    assert pod["serviceAccountName"] == cv.KARPENTER_SERVICE_ACCOUNT
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["CLUSTER_NAME"] == plan.cluster.name
+    assert env["INTERRUPTION_QUEUE"] == plan.karpenter.queue
+    affinity = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert {"key": cv.KARPENTER_NODEPOOL_LABEL, "operator": "DoesNotExist"} in affinity["nodeSelectorTerms"][0]["matchExpressions"]
+
+
+def test_every_rendered_object_passes_a_server_side_dry_run(chart: Path, cluster: Cluster) -> None:
+    docs = [d for d in yaml.safe_load_all(render(chart, values())) if d]
+    assert {"Deployment", "ServiceAccount", "ClusterRole", "PodDisruptionBudget"} <= {d["kind"] for d in docs}
+    out = cluster.kubectl("create", "--dry-run=server", "-o", "name", "-f", "-", check=False,
+                          input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert len(out.stdout.split()) == len(docs)
