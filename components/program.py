@@ -22,7 +22,7 @@ def load_plan() -> Plan:
     """Validate before anything is registered: a bad config registers nothing."""
     raw = pulumi.Config("gpu-platform").get_object("platform")
     if raw is None:
-        raise pulumi.RunError("stack config has no 'gpu-platform:platform' key (see README, config reference)")
+        raise pulumi.RunError("stack config has no 'gpu-platform:platform' key (see docs/configuration.md)")
     region = pulumi.Config("aws").get("region")
     role = pulumi.Config("gpu-platform").get(cv.MULTIKUEUE_ROLE_CONFIG) or "manager"
     if role not in cv.MULTIKUEUE_ROLES:

@@ -538,7 +538,7 @@ def _network_policy_warning(spec: Platform) -> str | None:
     if spec.cluster.provider == "existing":
         return ("cluster.provider 'existing': the tenant NetworkPolicies (default-deny included) only take effect "
                 "if the cluster's CNI enforces NetworkPolicy; on EKS set the vpc-cni add-on's "
-                f"{cv.VPC_CNI_NETWORK_POLICY_KEY}=\"true\" (README, What a real EKS account needs)")
+                f"{cv.VPC_CNI_NETWORK_POLICY_KEY}=\"true\" (docs/deploying.md, What a real EKS account needs)")
     if not spec.addons.vpcCni.manage:
         return ("addons.vpcCni.manage is false: the tenant NetworkPolicies only take effect once the cluster's "
                 f"vpc-cni add-on has {cv.VPC_CNI_NETWORK_POLICY_KEY}=\"true\"")
