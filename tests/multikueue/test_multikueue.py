@@ -140,12 +140,12 @@ def test_a_job_admitted_on_the_manager_runs_on_the_worker_and_reports_back(mk: M
 
 
 def test_dispatch_latency_over_fifty_jobs(mk: MK) -> None:
-    """Submit on the manager to Running on the worker, in two bursts of 25 that fit the pool (32 GPUs on the
-    worker, 1 GPU each: no queueing, so the figure is MultiKueue's dispatch and the worker's admission)."""
+    """Submit on the manager to Running on the worker, in waves of 10 that fit the pool (16 GPUs, 1 each: no
+    queueing, so the figure is MultiKueue's dispatch and the worker's admission)."""
     latencies: list[float] = []
-    for wave in range(2):
+    for wave in range(5):
         # Long enough to be seen Running: MultiKueue removes the worker's copy once the job finishes.
-        started = {f"lat-{wave}-{i}": mk.submit(f"lat-{wave}-{i}", duration="15s") for i in range(25)}
+        started = {f"lat-{wave}-{i}": mk.submit(f"lat-{wave}-{i}", duration="15s") for i in range(10)}
         running: dict[str, float] = {}
 
         def all_running() -> bool:
