@@ -28,16 +28,16 @@ toolchain:  ## build or reuse pulumi, its Python host, the Kubernetes provider, 
 	scripts/toolchain
 
 validate: venv  ## validate STACK's config
-	$(PY) -m gpu_platform validate --stack $(STACK)
+	$(PY) -m platform_cli validate --stack $(STACK)
 
 plan: venv  ## print STACK's derived plan
-	$(PY) -m gpu_platform plan --stack $(STACK)
+	$(PY) -m platform_cli plan --stack $(STACK)
 
 render: venv  ## render STACK under mocks into .local/render/STACK
-	$(PY) -m gpu_platform render --stack $(STACK) --out .local/render/$(STACK)
+	$(PY) -m platform_cli render --stack $(STACK) --out .local/render/$(STACK)
 
 check: venv  ## run the policy pack over STACK's resources without the engine
-	$(PY) -m gpu_platform check --stack $(STACK)
+	$(PY) -m platform_cli check --stack $(STACK)
 
 test-unit: venv  ## spec, plan, components under mocks, policy pack, promtool and actionlint (fast, no engine)
 	scripts/toolchain promtool actionlint

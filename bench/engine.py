@@ -178,7 +178,7 @@ def manifests(teams: int, out: Path) -> tuple[Path, int, int]:
     import yaml
 
     from components.program import run
-    from components.render import run_program
+    from harness.render import run_program
 
     rendered = run_program(run, STACK, stack_config(teams, addons=NO_ADDONS))
     objects = sorted(rendered.kubernetes_objects(), key=lambda o: o["kind"] != "Namespace")

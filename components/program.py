@@ -1,6 +1,6 @@
 """The Pulumi program: stack config -> validated spec -> plan -> GpuPlatform -> stack outputs.
 
-`__main__.py` calls `run()` under the real engine; `components.render` calls the same function under
+`__main__.py` calls `run()` under the real engine; `harness.render` calls the same function under
 mocks, so what `render`, the tests and the policy check see is what `pulumi up` deploys.
 """
 
@@ -38,7 +38,7 @@ def run() -> None:
     # The program is one short process and the SDK keeps every resource and output alive until it ends:
     # the cyclic collector frees next to nothing, while its full passes over the growing heap took ~8 of
     # the program's ~20 CPU seconds in a 100-team `pulumi up` (docs/performance.md). Under mocks,
-    # components.render.run_program restores the collector when the render is done.
+    # harness.render.run_program restores the collector when the render is done.
     gc.disable()
     plan = load_plan()
     cfg = pulumi.Config("gpu-platform")

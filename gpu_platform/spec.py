@@ -8,12 +8,12 @@ returns a fully checked `Platform` or raises `SpecError` listing every problem w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import audit, catalog, conventions as cv, images
+from .errors import Problem, SpecError
 
 CONFIG_KEY = "gpu-platform:platform"
 
@@ -718,23 +718,6 @@ class Platform(Strict):
 
 # ---------------------------------------------------------------------------------------------------
 # Errors
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
-
-
-class SpecError(Exception):
-    """Every problem found in a config, each with its path. Raised instead of a partial result."""
-
-    def __init__(self, problems: list[Problem]):
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
 
 
 def _path(loc: tuple[Any, ...]) -> str:

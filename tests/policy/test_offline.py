@@ -1,4 +1,4 @@
-"""The offline check (`python -m gpu_platform check`): config semantics, output, exit codes, bad input;
+"""The offline check (`python -m platform_cli check`): config semantics, output, exit codes, bad input;
 and the pack's own hygiene (its entry point, its spelling of conventions, its documentation)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpu_platform import conventions as cv
-from gpu_platform.cli import EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS, main
+from platform_cli.cli import EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS, main
 from policies.gpu_policies.offline import Violation, check_resources, effective_config, format_violations
 from policies.gpu_policies.pack import POLICIES
 
