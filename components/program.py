@@ -20,11 +20,11 @@ from .platform import GpuPlatform, KubeAccess
 
 def load_plan() -> Plan:
     """Validate before anything is registered: a bad config registers nothing."""
-    raw = pulumi.Config("gpu-platform").get_object("platform")
+    raw = pulumi.Config(cv.CONFIG_NAMESPACE).get_object(cv.PLATFORM_CONFIG)
     if raw is None:
         raise pulumi.RunError("stack config has no 'gpu-platform:platform' key (see README, config reference)")
     region = pulumi.Config("aws").get("region")
-    role = pulumi.Config("gpu-platform").get(cv.MULTIKUEUE_ROLE_CONFIG) or "manager"
+    role = pulumi.Config(cv.CONFIG_NAMESPACE).get(cv.MULTIKUEUE_ROLE_CONFIG) or "manager"
     if role not in cv.MULTIKUEUE_ROLES:
         raise pulumi.RunError(f"gpu-platform:{cv.MULTIKUEUE_ROLE_CONFIG} is {role!r}; valid: {', '.join(cv.MULTIKUEUE_ROLES)}")
     try:
@@ -41,7 +41,7 @@ def run() -> None:
     # harness.render.run_program restores the collector when the render is done.
     gc.disable()
     plan = load_plan()
-    cfg = pulumi.Config("gpu-platform")
+    cfg = pulumi.Config(cv.CONFIG_NAMESPACE)
     kube = KubeAccess(
         kubeconfig=cfg.get_secret("kubeconfig"),
         context=cfg.get("kubeContext"),

@@ -338,7 +338,7 @@ class Queues(pulumi.ComponentResource):
         """
         mk = self.plan.spec.multiKueue
         assert mk is not None
-        cfg = pulumi.Config("gpu-platform")
+        cfg = pulumi.Config(cv.CONFIG_NAMESPACE)
         clusters: list[pulumi.Resource] = []
         for worker in mk.workers:
             secret_name = cv.multikueue_secret_name(worker.name)

@@ -11,7 +11,8 @@ from typing import Mapping
 
 from . import audit, catalog, conventions as cv
 from .karpenter import KarpenterPlan, KarpenterPoolPlan, plan_controller, plan_pool
-from .spec import OidcProvider, Platform, Pool, Team, pool_labels, pool_units_per_gpu
+from .pool_derivations import pool_labels, pool_resource_name, pool_units_per_gpu
+from .spec import OidcProvider, Platform, Pool, Team
 
 # Per-node resources that pods cannot have: kubelet's kube-reserved (the EKS AMI formula: 6% of the
 # first core, 1% of the second, 0.5% of the next two, 0.25% of the rest; 255 MiB + 11 MiB per pod),
@@ -377,14 +378,6 @@ class Plan:
         return {**pool.labels, **self.platform_tags}
 
 
-def _resource_name(pool: Pool) -> str:
-    if pool.sharing.mode == "mig":
-        return cv.mig_resource(pool.sharing.profile)
-    if pool.sharing.mode == "time-slicing":
-        return cv.SHARED_GPU_RESOURCE
-    return cv.GPU_RESOURCE
-
-
 def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
     it = catalog.INSTANCE_TYPES[pool.instanceType]
     units_per_gpu = pool_units_per_gpu(pool)
@@ -418,7 +411,7 @@ def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
         gpus_per_node=it.gpus,
         units_per_gpu=units_per_gpu,
         units_per_node=units_per_node,
-        resource_name=_resource_name(pool),
+        resource_name=pool_resource_name(pool),
         min_nodes=cap.min,
         max_nodes=cap.max,
         desired_nodes=cap.desired if cap.desired is not None else cap.min,

@@ -349,29 +349,13 @@ def resource_name_for_sharing(sharing: str) -> str | None:
     """The schedulable resource a pool with this sharing label advertises (mixed MIG strategy,
     time-slicing with renameByDefault), or None for a sharing value conventions never makes."""
     parsed = cv.parse_sharing_value(sharing)
-    if parsed is None:
-        return None
-    mode, profile, _ = parsed
-    if mode == "mig":
-        return cv.mig_resource(profile or "")
-    if mode == "time-slicing":
-        return cv.SHARED_GPU_RESOURCE
-    return cv.GPU_RESOURCE
+    return None if parsed is None else cv.sharing_resource_name(parsed[0], parsed[1])
 
 
 def units_per_gpu(accelerator: str, sharing: str) -> int | None:
     """Schedulable units one GPU gives: 1, the MIG slices of the profile, or the time-slicing replicas."""
     parsed = cv.parse_sharing_value(sharing)
-    if parsed is None:
-        return None
-    mode, profile, replicas = parsed
-    if mode == "mig":
-        acc = catalog.ACCELERATORS.get(accelerator)
-        mig = acc.mig_profiles.get(profile or "") if acc else None
-        return mig.slices_per_gpu if mig else None
-    if mode == "time-slicing":
-        return replicas
-    return 1
+    return None if parsed is None else catalog.units_per_gpu(accelerator, *parsed)
 
 
 # ---------------------------------------------------------------------------------------------------
