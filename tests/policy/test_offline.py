@@ -122,7 +122,8 @@ def test_pack_project_uses_the_project_virtualenv() -> None:
 SPELLED = sorted({v for k, v in vars(cv).items() if k.isupper() and isinstance(v, str) and ("/" in v or "." in v)})
 
 
-@pytest.mark.parametrize("path", sorted((PACK / "gpu_policies").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((PACK / "gpu_policies").rglob("*.py")),
+                         ids=lambda p: p.relative_to(PACK / "gpu_policies").as_posix())
 def test_rules_never_spell_a_convention(path: Path) -> None:
     literals = {n.value for n in ast.walk(ast.parse(path.read_text()))
                 if isinstance(n, ast.Constant) and isinstance(n.value, str)}
