@@ -5,7 +5,7 @@ STACK ?= local
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-export PATH := $(CURDIR)/$(VENV)/bin:$(shell scripts/toolchain --print-path 2>/dev/null || echo $(HOME)/.cache/gpu-platform/bin):$(PATH)
+export PATH := $(CURDIR)/$(VENV)/bin:$(shell scripts/toolchain --print-path):$(PATH)
 
 # The Go-built tool chain (scripts/toolchain) is what the local stack runs on (its local API server) and
 # the fallback where nothing can be downloaded (GPU_PLATFORM_OFFLINE=1). Other stacks on a connected

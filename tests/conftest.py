@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
+from localcluster.toolcache import BIN
+
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ("local", "staging", "prod")
-TOOL_BIN = Path(os.environ.get("GPU_PLATFORM_CACHE", Path.home() / ".cache" / "gpu-platform")) / "bin"
+TOOL_BIN = BIN
 
 
 def tool(name: str) -> Path | None:
