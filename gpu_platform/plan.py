@@ -378,6 +378,16 @@ class Plan:
         return {**pool.labels, **self.platform_tags}
 
 
+def unit_ceiling(nominal: int, borrowing: int | None, capacity_units: int, in_cohort: bool) -> int:
+    """The most units a team can hold on a pool: its nominal quota alone outside a cohort; in one, plus what
+    it may borrow, never more than the pool has (no borrowing limit: the whole pool)."""
+    if not in_cohort:
+        return nominal
+    if borrowing is None:
+        return capacity_units
+    return min(capacity_units, nominal + borrowing)
+
+
 def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
     it = catalog.INSTANCE_TYPES[pool.instanceType]
     units_per_gpu = pool_units_per_gpu(pool)
@@ -464,12 +474,7 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
             cpu_millis_per_unit=pp.cpu_millis_per_unit,
             memory_mib_per_unit=pp.memory_mib_per_unit,
         ))
-        if team.cohort is None:
-            ceiling = q.gpus
-        elif q.borrowingLimit is None:
-            ceiling = pp.capacity_units
-        else:
-            ceiling = min(pp.capacity_units, q.gpus + q.borrowingLimit)
+        ceiling = unit_ceiling(q.gpus, q.borrowingLimit, pp.capacity_units, team.cohort is not None)
         caps[pp.resource_name] = caps.get(pp.resource_name, 0) + ceiling
         cpu_millis += ceiling * pp.cpu_millis_per_unit
         memory_mib += ceiling * pp.memory_mib_per_unit

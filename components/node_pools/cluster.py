@@ -74,17 +74,22 @@ class ClusterAccess:
     security_group_id: pulumi.Output[Any]
 
 
+def service_role(name: str, service: str, description: str, plan: Plan, parent: pulumi.Resource) -> aws.iam.Role:
+    """An IAM role that `service` assumes, tagged like the platform."""
+    return aws.iam.Role(
+        name,
+        assume_role_policy=trust_policy(service),
+        description=description,
+        tags=plan.platform_tags,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
 def create_cluster(plan: Plan, parent: pulumi.Resource) -> tuple[aws.eks.Cluster, ClusterAccess]:
     """A new EKS control plane with its IAM role, on access entries, sending the audit trail to CloudWatch."""
     c = plan.cluster
     child = pulumi.ResourceOptions(parent=parent)
-    cluster_role = aws.iam.Role(
-        "np-cluster-role",
-        assume_role_policy=trust_policy("eks.amazonaws.com"),
-        description=f"EKS control plane of {c.name}",
-        tags=plan.platform_tags,
-        opts=child,
-    )
+    cluster_role = service_role("np-cluster-role", "eks.amazonaws.com", f"EKS control plane of {c.name}", plan, parent)
     cluster_policy = aws.iam.RolePolicyAttachment(
         "np-cluster-role-eks", role=cluster_role.name, policy_arn=CLUSTER_ROLE_POLICY, opts=child,
     )
@@ -133,13 +138,7 @@ def look_up_cluster(plan: Plan, parent: pulumi.Resource) -> ClusterAccess:
 def node_role(plan: Plan, parent: pulumi.Resource) -> tuple[aws.iam.Role, list[pulumi.Resource]]:
     """The GPU nodes' IAM role and its policy attachments (what node groups must wait for)."""
     child = pulumi.ResourceOptions(parent=parent)
-    role = aws.iam.Role(
-        "np-node-role",
-        assume_role_policy=trust_policy("ec2.amazonaws.com"),
-        description=f"GPU nodes of {plan.cluster.name}",
-        tags=plan.platform_tags,
-        opts=child,
-    )
+    role = service_role("np-node-role", "ec2.amazonaws.com", f"GPU nodes of {plan.cluster.name}", plan, parent)
     # Node groups wait for the policies: a node without them cannot join (and EKS rejects the group).
     attachments: list[pulumi.Resource] = [
         aws.iam.RolePolicyAttachment(

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import conventions as cv
+from .. import conventions as cv, images
 
 
 Environment = Literal["local", "dev", "staging", "prod"]
@@ -55,6 +55,15 @@ class Strict(BaseModel):
     """Unknown fields are errors (a typo must not silently become a default); fields are camelCase."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=False, frozen=True, strict=False)
+
+
+def registries(value: list[str]) -> list[str]:
+    """An image registry allowlist: every entry a registry host (and optional path) as Docker reads it."""
+    for entry in value:
+        problem = images.registry_problem(entry)
+        if problem:
+            raise ValueError(problem)
+    return value
 
 
 def role_arn(v: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator, model_validator
 
 from .. import conventions as cv, images
-from .fields import Strict, dns_label, role_arn
+from .fields import Strict, dns_label, registries, role_arn
 
 
 class OidcProvider(Strict):
@@ -83,14 +83,7 @@ class Images(Strict):
         description="tenant pods must name images by digest (image@sha256:...), not by a tag that can move",
     )
 
-    @field_validator("allowedRegistries")
-    @classmethod
-    def _registries(cls, v: list[str]) -> list[str]:
-        for entry in v:
-            problem = images.registry_problem(entry)
-            if problem:
-                raise ValueError(problem)
-        return v
+    _registries = field_validator("allowedRegistries")(lambda v: registries(v))
 
 
 # Finished and failed Jobs (and their pods) are deleted this long after they end: long enough to read their

@@ -6,8 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .. import images
-from .fields import PodSecurity, Strict, dns_label, label_value
+from .fields import PodSecurity, Strict, dns_label, label_value, registries
 from .security import AccessEntry
 
 
@@ -122,14 +121,7 @@ class Team(Strict):
                     "platform admin or system: group",
     )
 
-    @field_validator("allowedRegistries")
-    @classmethod
-    def _registries(cls, v: list[str]) -> list[str]:
-        for entry in v:
-            problem = images.registry_problem(entry)
-            if problem:
-                raise ValueError(problem)
-        return v
+    _registries = field_validator("allowedRegistries")(lambda v: registries(v))
 
     _name = field_validator("name")(lambda v: dns_label(v))
     _cc = field_validator("costCenter")(lambda v: label_value(v))
