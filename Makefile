@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(shell scripts/toolchain --print-path):$(P
 # machine run the official Pulumi CLI, and scripts/pulumi-env installs their provider plugins.
 ENGINE := $(if $(filter local,$(STACK)),toolchain,$(if $(filter 1,$(GPU_PLATFORM_OFFLINE)),toolchain,))
 
-.PHONY: help venv toolchain validate plan render check test test-unit test-integration test-live preview up down refresh cluster-start cluster-stop bench clean
+.PHONY: help venv toolchain validate plan render check config-reference test test-unit test-integration test-live preview up down refresh cluster-start cluster-stop bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -38,6 +38,9 @@ render: venv  ## render STACK under mocks into .local/render/STACK
 
 check: venv  ## run the policy pack over STACK's resources without the engine
 	$(PY) -m platform_cli check --stack $(STACK)
+
+config-reference: venv  ## regenerate docs/config-reference.md and docs/*.schema.json from the spec models
+	$(PY) -m platform_cli config-reference
 
 test-unit: venv  ## spec, plan, components under mocks, policy pack, promtool and actionlint (fast, no engine)
 	scripts/toolchain promtool actionlint

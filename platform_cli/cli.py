@@ -1,4 +1,5 @@
-"""`python -m platform_cli validate | plan | render | check | nodes | job | kueue-config | simulate | plugins`.
+"""`python -m platform_cli validate | plan | render | check | nodes | job | kueue-config | simulate | plugins |
+config-reference`.
 
 Exit codes: 0 ok, 1 policy violations (check), 2 invalid input (bad config, bad YAML, missing file).
 No traceback reaches the user for any bad input: every error names the file or config path.
@@ -138,6 +139,20 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_config_reference(args: argparse.Namespace) -> int:
+    from .config_reference import stale, write
+
+    if args.check:
+        out_of_date = stale()
+        for path in out_of_date:
+            print(f"{path.name} is out of date with the spec models: run python -m platform_cli config-reference",
+                  file=sys.stderr)
+        return EXIT_VIOLATIONS if out_of_date else EXIT_OK
+    written = write()
+    print(f"wrote {', '.join(p.name for p in written)}" if written else "config reference up to date")
+    return EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m platform_cli", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -187,6 +202,10 @@ def parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="replay a workload trace through the live local platform and report")
     _simulate_arguments(sim)
     sim.set_defaults(func=cmd_simulate)
+    cr = sub.add_parser("config-reference",
+                        help="write docs/config-reference.md and the JSON Schemas from the spec models")
+    cr.add_argument("--check", action="store_true", help="exit 1 when a committed file differs, write nothing")
+    cr.set_defaults(func=cmd_config_reference)
     pg = sub.add_parser("plugins", help="the provider plugins (kind name version) a stack's program needs")
     pg.add_argument("--stack", required=True)
     pg.set_defaults(func=cmd_plugins)

@@ -10,32 +10,65 @@ from .limits import KARPENTER_MINOR, VPC_CNI_MIN_NETWORK_POLICY
 
 
 class AddonGpuOperator(Strict):
-    install: bool = True
-    version: str = "v26.7.0"
+    install: bool = Field(
+        default=True,
+        description="Helm release of the NVIDIA GPU Operator (its namespace and ConfigMaps are made either way)",
+        examples=[True],
+    )
+    version: str = Field(
+        default="v26.7.0",
+        description=(
+            "exact chart version: MAJOR.MINOR.PATCH, optional leading v and -prerelease; latest and "
+            "ranges are rejected"
+        ),
+        examples=["v26.7.0"],
+    )
 
     _version = field_validator("version")(lambda v: exact_version(v))
     # On EKS NVIDIA AMIs the driver and container toolkit ship in the image; elsewhere they may not.
-    driver: bool = False
-    toolkit: bool = False
+    driver: bool = Field(
+        default=False,
+        description="let the operator install the NVIDIA driver (off on EKS NVIDIA AMIs, which ship it)",
+        examples=[False],
+    )
+    toolkit: bool = Field(
+        default=False,
+        description="let the operator install the container toolkit (off on EKS NVIDIA AMIs, which ship it)",
+        examples=[False],
+    )
 
 
 class AddonKueue(Strict):
-    install: bool = True
-    version: str = "0.19.2"
+    install: bool = Field(default=True, description="Helm release of Kueue", examples=[True])
+    version: str = Field(
+        default="0.19.2",
+        description="exact Kueue chart version (as for gpuOperator.version)",
+        examples=["0.19.2"],
+    )
     integrations: list[str] = Field(
         default_factory=lambda: [
             "batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob",
             "ray.io/rayjob", "ray.io/raycluster", "pod", "deployment",
-        ]
+        ],
+        description="Kueue framework integrations to enable",
+        examples=[["batch/job", "jobset.x-k8s.io/jobset", "pod"]],
     )
 
     _version = field_validator("version")(lambda v: exact_version(v))
 
 
 class AddonMonitoring(Strict):
-    install: bool = True
+    install: bool = Field(
+        default=True,
+        description="ServiceMonitors, PrometheusRules and dashboards",
+        examples=[True],
+    )
     # Prometheus Operator's serviceMonitorSelector label value, so our monitors are picked up.
-    prometheusRelease: str = "kube-prometheus-stack"
+    prometheusRelease: str = Field(
+        default="kube-prometheus-stack",
+        description="the `release` label value your Prometheus selects monitors and rules by",
+        examples=["kube-prometheus-stack"],
+    )
 
 
 class AddonVpcCni(Strict):
@@ -44,13 +77,19 @@ class AddonVpcCni(Strict):
 
     manage: bool = Field(
         default=True,
-        description="eks stacks: manage the cluster's vpc-cni EKS add-on with enableNetworkPolicy on. An add-on "
-                    "that already exists on an attached cluster must be imported into the stack first (README).",
+        description=(
+            "eks stacks: manage the cluster's vpc-cni EKS add-on with enableNetworkPolicy on. An add-on "
+            "that already exists on an attached cluster must be imported into the stack first (README)."
+        ),
+        examples=[True],
     )
     version: str | None = Field(
         default=None,
-        description="exact add-on version (v1.20.1-eksbuild.3 style, at least v1.14.0); none keeps the version "
-                    "EKS installed or picks for the cluster's Kubernetes version",
+        description=(
+            "exact add-on version (v1.20.1-eksbuild.3 style, at least v1.14.0); none keeps the version "
+            "EKS installed or picks for the cluster's Kubernetes version"
+        ),
+        examples=["v1.20.1-eksbuild.3"],
     )
 
     @field_validator("version")
@@ -70,8 +109,12 @@ class AddonEfaDevicePlugin(Strict):
     """The AWS EFA Kubernetes device plugin: the EKS NVIDIA AMIs carry the EFA driver but do not run the
     plugin, so without it no node advertises `vpc.amazonaws.com/efa` and NCCL falls back to TCP."""
 
-    install: bool = Field(default=True, description="Helm release on clusters with an EFA pool")
-    version: str = Field(default="v0.5.30", description="exact aws-efa-k8s-device-plugin chart version")
+    install: bool = Field(default=True, description="Helm release on clusters with an EFA pool", examples=[True])
+    version: str = Field(
+        default="v0.5.30",
+        description="exact aws-efa-k8s-device-plugin chart version",
+        examples=["v0.5.30"],
+    )
 
     _version = field_validator("version")(lambda v: exact_version(v))
 
@@ -83,18 +126,27 @@ class AddonKarpenter(Strict):
 
     version: str = Field(
         default="1.15.2",
-        description="exact karpenter and karpenter-crd chart version (1.15.x: the NodePool and EC2NodeClass "
-                    "fields rendered here are Karpenter 1.15's)",
+        description=(
+            "exact karpenter and karpenter-crd chart version (1.15.x: the NodePool and EC2NodeClass "
+            "fields rendered here are Karpenter 1.15's)"
+        ),
+        examples=["1.15.2"],
     )
     interruptionQueue: bool = Field(
         default=True,
-        description="an SQS queue and EventBridge rules so Karpenter drains nodes before spot interruptions, "
-                    "scheduled maintenance and capacity reservation interruptions",
+        description=(
+            "an SQS queue and EventBridge rules so Karpenter drains nodes before spot interruptions, "
+            "scheduled maintenance and capacity reservation interruptions"
+        ),
+        examples=[True],
     )
     managePodIdentityAgent: bool = Field(
         default=True,
-        description="manage the eks-pod-identity-agent EKS add-on the controller's credentials come through "
-                    "(an existing add-on on an attached cluster must be imported first, like vpc-cni)",
+        description=(
+            "manage the eks-pod-identity-agent EKS add-on the controller's credentials come through (an "
+            "existing add-on on an attached cluster must be imported first, like vpc-cni)"
+        ),
+        examples=[True],
     )
 
     _version = field_validator("version")(lambda v: exact_version(v))
@@ -109,9 +161,33 @@ class AddonKarpenter(Strict):
 
 
 class Addons(Strict):
-    gpuOperator: AddonGpuOperator = Field(default_factory=AddonGpuOperator)
-    kueue: AddonKueue = Field(default_factory=AddonKueue)
-    monitoring: AddonMonitoring = Field(default_factory=AddonMonitoring)
-    efaDevicePlugin: AddonEfaDevicePlugin = Field(default_factory=AddonEfaDevicePlugin)
-    vpcCni: AddonVpcCni = Field(default_factory=AddonVpcCni)
-    karpenter: AddonKarpenter = Field(default_factory=AddonKarpenter)
+    gpuOperator: AddonGpuOperator = Field(
+        default_factory=AddonGpuOperator,
+        description="the NVIDIA GPU Operator",
+        examples=[{"install": True, "version": "v26.7.0"}],
+    )
+    kueue: AddonKueue = Field(
+        default_factory=AddonKueue,
+        description="Kueue, the job queueing controller",
+        examples=[{"install": True, "version": "0.19.2"}],
+    )
+    monitoring: AddonMonitoring = Field(
+        default_factory=AddonMonitoring,
+        description="DCGM ServiceMonitors, PrometheusRules and Grafana dashboards (needs the Prometheus Operator)",
+        examples=[{"install": True}],
+    )
+    efaDevicePlugin: AddonEfaDevicePlugin = Field(
+        default_factory=AddonEfaDevicePlugin,
+        description="the AWS EFA device plugin, on clusters with an EFA pool",
+        examples=[{"install": True, "version": "v0.5.30"}],
+    )
+    vpcCni: AddonVpcCni = Field(
+        default_factory=AddonVpcCni,
+        description="eks: the vpc-cni add-on, with NetworkPolicy enforcement on",
+        examples=[{"manage": True}],
+    )
+    karpenter: AddonKarpenter = Field(
+        default_factory=AddonKarpenter,
+        description="eks stacks with a `provisioner: karpenter` pool: the Karpenter controller",
+        examples=[{"version": "1.15.2"}],
+    )

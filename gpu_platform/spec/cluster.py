@@ -14,12 +14,30 @@ class SystemPool(Strict):
     Operator's controller and NFD master, the monitoring stack. Every GPU node group is tainted, so a
     cluster whose only nodes are GPU pools runs none of them."""
 
-    instanceType: str = Field(default="m7i.xlarge", description="x86 general purpose EC2 type (catalog.SYSTEM_INSTANCE_TYPES)")
-    min: int = Field(default=2, ge=0, description="at least 1 on a cluster created here; 2 keeps CoreDNS and Kueue up through a node replacement")
-    max: int = Field(default=4, ge=1, description="node group maxSize")
-    desired: int | None = Field(default=None, ge=0, description="initial size (default: min); the autoscaler owns it afterwards")
-    amiType: SystemAmiType = Field(default="AL2023_x86_64_STANDARD", description="EKS AMI type of the system nodes")
-    diskGiB: int = Field(default=50, ge=20, le=16384, description="root volume size")
+    instanceType: str = Field(
+        default="m7i.xlarge",
+        description="x86 general purpose EC2 type (catalog.SYSTEM_INSTANCE_TYPES)",
+        examples=["m7i.xlarge"],
+    )
+    min: int = Field(
+        default=2,
+        ge=0,
+        description="at least 1 on a cluster created here; 2 keeps CoreDNS and Kueue up through a node replacement",
+        examples=[2],
+    )
+    max: int = Field(default=4, ge=1, description="node group maxSize", examples=[4])
+    desired: int | None = Field(
+        default=None,
+        ge=0,
+        description="initial size (default: min); the autoscaler owns it afterwards",
+        examples=[2],
+    )
+    amiType: SystemAmiType = Field(
+        default="AL2023_x86_64_STANDARD",
+        description="EKS AMI type of the system nodes",
+        examples=["AL2023_x86_64_STANDARD"],
+    )
+    diskGiB: int = Field(default=50, ge=20, le=16384, description="root volume size", examples=[50])
 
     @field_validator("instanceType")
     @classmethod
@@ -30,31 +48,72 @@ class SystemPool(Strict):
 
 
 class Cluster(Strict):
-    name: str
-    provider: Provider
-    kubernetesVersion: str = "1.33"
-    subnetIds: list[str] = Field(default_factory=list)
+    name: str = Field(
+        description="EKS cluster name (eks) or a label for the cluster (existing); a DNS-1123 label",
+        examples=["ml-prod"],
+    )
+    provider: Provider = Field(
+        description=(
+            "eks: node pools are EKS managed node groups (or Karpenter NodePools) made here; existing: "
+            "nodes come from elsewhere and only the Kubernetes layer is managed"
+        ),
+        examples=["eks"],
+    )
+    kubernetesVersion: str = Field(
+        default="1.33",
+        description="control plane version (eks) and the pinned Pod Security version of tenant namespaces",
+        examples=["1.33"],
+    )
+    subnetIds: list[str] = Field(
+        default_factory=list,
+        description="eks: subnets for node groups (required there)",
+        examples=[["subnet-0a1", "subnet-0b2"]],
+    )
     # eks: create the control plane here (true) or attach node groups to an existing cluster (false).
-    create: bool = False
+    create: bool = Field(
+        default=False,
+        description=(
+            "eks: create the control plane here (with its IAM role and the system node group) instead of "
+            "attaching to an existing cluster by name"
+        ),
+        examples=[True],
+    )
     # eks: an existing node IAM role instead of one made here.
-    nodeRoleArn: str | None = None
+    nodeRoleArn: str | None = Field(
+        default=None,
+        description="eks: use this node IAM role instead of creating one",
+        examples=["arn:aws:iam::123456789012:role/gpu-nodes"],
+    )
     # Groups (Kubernetes RBAC subjects) that administer queues, flavors and cohorts.
-    platformAdmins: list[str] = Field(default_factory=lambda: ["platform-admins"])
+    platformAdmins: list[str] = Field(
+        default_factory=lambda: ["platform-admins"],
+        description="Kubernetes groups that manage queues, flavors and cohorts",
+        examples=[["platform-admins"]],
+    )
     systemPool: SystemPool | None = Field(
         default=None,
-        description="eks: an untainted CPU node group for the platform's add-ons. A cluster created here "
-                    "always gets one (these defaults when omitted); an attached cluster only when set.",
+        description=(
+            "eks: an untainted CPU node group for the platform's add-ons. A cluster created here always "
+            "gets one (these defaults when omitted); an attached cluster only when set."
+        ),
+        examples=[{"instanceType": "m7i.xlarge", "min": 2, "max": 4}],
     )
     identity: "Identity | None" = Field(
         default=None,
-        description="eks: who people are on the cluster: an OIDC identity provider and the IAM roles of the "
-                    "platform admins (EKS access entries into cluster.platformAdmins); teams map their own roles "
-                    "with teams[].accessEntries",
+        description=(
+            "eks: who people are on the cluster: an OIDC identity provider and the IAM roles of the "
+            "platform admins (EKS access entries into cluster.platformAdmins); teams map their own roles "
+            "with teams[].accessEntries"
+        ),
+        examples=[{"platformAdminRoles": ["arn:aws:iam::123456789012:role/platform-admin"]}],
     )
     controlPlaneLogs: list[audit.EksLogType] = Field(
         default_factory=lambda: list(audit.DEFAULT_EKS_LOG_TYPES),
-        description="eks, created cluster: control-plane log types sent to CloudWatch Logs; audit and "
-                    "authenticator are always on (who did what, and which IAM identity that was)",
+        description=(
+            "eks, created cluster: control-plane log types sent to CloudWatch Logs; audit and "
+            "authenticator are always on (who did what, and which IAM identity that was)"
+        ),
+        examples=[["api", "audit", "authenticator"]],
     )
 
     @model_validator(mode="after")

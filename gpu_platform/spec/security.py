@@ -12,18 +12,40 @@ class OidcProvider(Strict):
     """An OIDC identity provider associated with the EKS cluster (EKS API AssociateIdentityProviderConfig):
     people sign in with the company's IdP and arrive with its groups claim as their Kubernetes groups."""
 
-    name: str = Field(default="oidc", description="identityProviderConfigName (DNS-1123 label)")
-    issuerUrl: str = Field(description="https:// issuer URL (the `iss` claim), no query string")
-    clientId: str = Field(min_length=1, description="the client id (audience) of the tokens")
-    usernameClaim: str | None = Field(default=None, description="JWT claim used as the user name (EKS default: sub)")
-    usernamePrefix: str | None = Field(default=None, description="prefix of user names (must not contain system:)")
-    groupsClaim: str = Field(default="groups", description="JWT claim holding the user's groups")
+    name: str = Field(
+        default="oidc",
+        description="identityProviderConfigName (DNS-1123 label)",
+        examples=["corp-idp"],
+    )
+    issuerUrl: str = Field(
+        description="https:// issuer URL (the `iss` claim), no query string",
+        examples=["https://idp.example.com"],
+    )
+    clientId: str = Field(min_length=1, description="the client id (audience) of the tokens", examples=["kubernetes"])
+    usernameClaim: str | None = Field(
+        default=None,
+        description="JWT claim used as the user name (EKS default: sub)",
+        examples=["email"],
+    )
+    usernamePrefix: str | None = Field(
+        default=None,
+        description="prefix of user names (must not contain system:)",
+        examples=["oidc:"],
+    )
+    groupsClaim: str = Field(default="groups", description="JWT claim holding the user's groups", examples=["groups"])
     groupsPrefix: str | None = Field(
         default=None,
-        description="prefix EKS puts before every group from the IdP (e.g. oidc:); teams[].groups must then "
-                    "carry it (must not contain system:)",
+        description=(
+            "prefix EKS puts before every group from the IdP (e.g. oidc:); teams[].groups must then carry"
+            " it (must not contain system:)"
+        ),
+        examples=["oidc:"],
     )
-    requiredClaims: dict[str, str] = Field(default_factory=dict, description="claims a token must carry, with their values")
+    requiredClaims: dict[str, str] = Field(
+        default_factory=dict,
+        description="claims a token must carry, with their values",
+        examples=[{"hd": "example.com"}],
+    )
 
     _name = field_validator("name")(lambda v: dns_label(v))
 
@@ -47,10 +69,15 @@ class OidcProvider(Strict):
 
 
 class Identity(Strict):
-    oidc: OidcProvider | None = Field(default=None, description="an OIDC identity provider for the cluster")
+    oidc: OidcProvider | None = Field(
+        default=None,
+        description="an OIDC identity provider for the cluster",
+        examples=[{"issuerUrl": "https://idp.example.com", "clientId": "kubernetes", "groupsPrefix": "oidc:"}],
+    )
     platformAdminRoles: list[str] = Field(
         default_factory=list,
         description="IAM role ARNs mapped into cluster.platformAdmins (one EKS access entry each)",
+        examples=[["arn:aws:iam::123456789012:role/platform-admin"]],
     )
 
     @field_validator("platformAdminRoles")
@@ -63,8 +90,15 @@ class AccessEntry(Strict):
     """An IAM role whose sessions are members of some of the team's groups (an EKS access entry with
     kubernetesGroups; authorization stays with the team's RoleBindings)."""
 
-    principalArn: str = Field(description="IAM role ARN (arn:aws:iam::<account>:role/<name>)")
-    groups: list[str] = Field(min_length=1, description="the team's groups (from teams[].groups) the role's sessions are in")
+    principalArn: str = Field(
+        description="IAM role ARN (arn:aws:iam::<account>:role/<name>)",
+        examples=["arn:aws:iam::123456789012:role/vision-ci"],
+    )
+    groups: list[str] = Field(
+        min_length=1,
+        description="the team's groups (from teams[].groups) the role's sessions are in",
+        examples=[["vision-engineers"]],
+    )
 
     _arn = field_validator("principalArn")(lambda v: role_arn(v))
 
@@ -75,12 +109,16 @@ class Images(Strict):
     allowedRegistries: list[str] = Field(
         default_factory=lambda: list(images.DEFAULT_ALLOWED_REGISTRIES),
         min_length=1,
-        description="registry hosts or repository prefixes every team may pull from (Docker Hub is docker.io, "
-                    "its official images docker.io/library); the platform's own images must come from them too",
+        description=(
+            "registry hosts or repository prefixes every team may pull from (Docker Hub is docker.io, its"
+            " official images docker.io/library); the platform's own images must come from them too"
+        ),
+        examples=[["public.ecr.aws", "nvcr.io", "docker.io/library"]],
     )
     requireDigests: bool = Field(
         default=False,
         description="tenant pods must name images by digest (image@sha256:...), not by a tag that can move",
+        examples=[True],
     )
 
     _registries = field_validator("allowedRegistries")(lambda v: registries(v))
@@ -97,12 +135,19 @@ class Jobs(Strict):
     """How long finished tenant Jobs stay (their pods, logs and Workloads go with them)."""
 
     ttlSecondsAfterFinished: int = Field(
-        default=JOB_TTL_SECONDS_DEFAULT, ge=0,
+        default=JOB_TTL_SECONDS_DEFAULT,
+        ge=0,
         description="the job template's ttlSecondsAfterFinished; also how long Kueue keeps a Job it deactivated",
+        examples=[3600],
     )
     maxTtlSecondsAfterFinished: int = Field(
-        default=JOB_MAX_TTL_SECONDS_DEFAULT, ge=0,
-        description="admission refuses tenant Jobs (and CronJob templates) without a ttlSecondsAfterFinished or above this",
+        default=JOB_MAX_TTL_SECONDS_DEFAULT,
+        ge=0,
+        description=(
+            "admission refuses tenant Jobs (and CronJob templates) without a ttlSecondsAfterFinished or "
+            "above this"
+        ),
+        examples=[86400],
     )
 
     @model_validator(mode="after")
