@@ -1,5 +1,4 @@
-"""`python -m platform_cli validate | plan | render | check | nodes | job | kueue-config | simulate | plugins |
-config-reference`.
+"""`python -m platform_cli`: validate | plan | render | check | nodes | job | kueue-config | simulate | plugins | config-reference.
 
 Exit codes: 0 ok, 1 policy violations (check), 2 invalid input (bad config, bad YAML, missing file).
 No traceback reaches the user for any bad input: every error names the file or config path.
