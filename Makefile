@@ -5,14 +5,14 @@ STACK ?= local
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-export PATH := $(CURDIR)/$(VENV)/bin:$(shell scripts/toolchain --print-path 2>/dev/null || echo $(HOME)/.cache/gpu-platform/bin):$(PATH)
+export PATH := $(CURDIR)/$(VENV)/bin:$(shell scripts/toolchain --print-path):$(PATH)
 
 # The Go-built tool chain (scripts/toolchain) is what the local stack runs on (its local API server) and
 # the fallback where nothing can be downloaded (GPU_PLATFORM_OFFLINE=1). Other stacks on a connected
 # machine run the official Pulumi CLI, and scripts/pulumi-env installs their provider plugins.
 ENGINE := $(if $(filter local,$(STACK)),toolchain,$(if $(filter 1,$(GPU_PLATFORM_OFFLINE)),toolchain,))
 
-.PHONY: help venv toolchain validate plan render check test test-unit test-integration test-live preview up down refresh cluster-start cluster-stop bench clean
+.PHONY: help venv toolchain validate plan render check config-reference test test-unit test-integration test-live preview up down refresh cluster-start cluster-stop bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -28,16 +28,19 @@ toolchain:  ## build or reuse pulumi, its Python host, the Kubernetes provider, 
 	scripts/toolchain
 
 validate: venv  ## validate STACK's config
-	$(PY) -m gpu_platform validate --stack $(STACK)
+	$(PY) -m platform_cli validate --stack $(STACK)
 
 plan: venv  ## print STACK's derived plan
-	$(PY) -m gpu_platform plan --stack $(STACK)
+	$(PY) -m platform_cli plan --stack $(STACK)
 
 render: venv  ## render STACK under mocks into .local/render/STACK
-	$(PY) -m gpu_platform render --stack $(STACK) --out .local/render/$(STACK)
+	$(PY) -m platform_cli render --stack $(STACK) --out .local/render/$(STACK)
 
 check: venv  ## run the policy pack over STACK's resources without the engine
-	$(PY) -m gpu_platform check --stack $(STACK)
+	$(PY) -m platform_cli check --stack $(STACK)
+
+config-reference: venv  ## regenerate docs/config-reference.md and docs/*.schema.json from the spec models
+	$(PY) -m platform_cli config-reference
 
 test-unit: venv  ## spec, plan, components under mocks, policy pack, promtool and actionlint (fast, no engine)
 	scripts/toolchain promtool actionlint

@@ -45,10 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT, verdict
+from localcluster.toolcache import BIN, CACHE, CACHE_ENV
 from bench.synth import stack_config
 
-CACHE = Path(os.environ.get("GPU_PLATFORM_CACHE", Path.home() / ".cache" / "gpu-platform"))
-BIN = CACHE / "bin"
 VENV_BIN = ROOT / ".venv" / "bin"
 TOOLS = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes", "etcd", "kube-apiserver",
          "kube-controller-manager")
@@ -96,7 +95,7 @@ def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PULUMI_", "KUBECONFIG", "LOCAL_CLUSTER_"))}
     env["PATH"] = f"{VENV_BIN}:{BIN}:{env.get('PATH', '')}"
     env["GPU_PLATFORM_PYTHON"] = str(VENV_BIN / "python")
-    env["GPU_PLATFORM_CACHE"] = str(CACHE)
+    env[CACHE_ENV] = str(CACHE)
     return env
 
 
@@ -178,7 +177,7 @@ def manifests(teams: int, out: Path) -> tuple[Path, int, int]:
     import yaml
 
     from components.program import run
-    from components.render import run_program
+    from harness.render import run_program
 
     rendered = run_program(run, STACK, stack_config(teams, addons=NO_ADDONS))
     objects = sorted(rendered.kubernetes_objects(), key=lambda o: o["kind"] != "Namespace")

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT
-from gpu_platform.cli import load_plan
+from gpu_platform.stack_files import load_plan
 from gpu_platform.jobs import JobRequest, job
 from localcluster.api import CLUSTER_QUEUES, JOBS, WORKLOADS, Client, path_of
 from localcluster.session import CACHE, Session, SessionError

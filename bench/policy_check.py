@@ -1,7 +1,7 @@
 """Benchmark 3, policy check: the pack's resource and stack rules over rendered 100- and 1000-team stacks.
 
 Targets: t(1000)/t(100) <= 11 (no quadratic stack rules) and the 1000-team check under five seconds.
-Rendering is not timed; only `check_resources`, the function `python -m gpu_platform check` runs.
+Rendering is not timed; only `check_resources`, the function `python -m platform_cli check` runs.
 
 Each size is rendered once, written as `render` writes resources.json, and checked in a fresh interpreter
 that reads it back (the `check --resources resources.json` path of CI): checking both sizes in the
@@ -33,7 +33,7 @@ INNER = 3  # checks per child; the best counts
 
 def render(teams: int, out: Path) -> int:
     from components.program import run
-    from components.render import run_program
+    from harness.render import run_program
 
     data = [r.to_json() for r in run_program(run, f"bench{teams}", stack_config(teams)).custom]
     out.write_text(json.dumps(data))

@@ -24,7 +24,7 @@ from bench.common import child, emit, measure, verdict
 def _ours(teams: int, dump: str | None) -> None:
     from bench.synth import stack_config
     from components.program import run
-    from components.render import run_program
+    from harness.render import run_program
 
     # Warm-up on a one-team platform: imports and first-use caches are the SDK's, not per-run cost.
     run_program(run, "bench", stack_config(1))
@@ -66,7 +66,7 @@ def _floor(dump: str) -> None:
     """Registers the recorded resources through the same SDK classes with the recorded inputs: the SDK's cost."""
     import pulumi
     import pulumi_kubernetes as k8s
-    from components.render import _Mocks, _RecordingMonitor
+    from harness.render import _Mocks, _RecordingMonitor
     from pulumi.runtime import mocks as pmocks
     from pulumi.runtime.stack import run_pulumi_func, wait_for_rpcs
     from pulumi.runtime.sync_await import _sync_await
@@ -96,7 +96,7 @@ def _floor(dump: str) -> None:
             by_name[r["name"]] = res
 
     def go(resources: list[dict[str, Any]]) -> int:
-        # The same runtime setting as components.render.run_program: the cyclic collector paused while
+        # The same runtime setting as harness.render.run_program: the cyclic collector paused while
         # the graph is registered (a property of running the SDK, not of our logic, so the floor gets it too).
         monitor = _RecordingMonitor(_Mocks())
         pmocks.set_mocks(_Mocks(), project="gpu-platform", stack="bench", preview=False, monitor=monitor)

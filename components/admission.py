@@ -312,7 +312,7 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
                 "'the team\\'s ' + variables.topologyResources.join(', ') + ' come only from topology-aware pools, "
                 "where Kueue admits a pod set only if it asks for a topology: annotate the pod template with "
                 f"{cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION}: {cv.TAS_PREFERRED_LEVEL} (or another Kueue topology "
-                "annotation); python -m gpu_platform job sets it'"
+                "annotation); python -m platform_cli job sets it'"
             ),
             "reason": "Invalid",
         },
@@ -548,7 +548,7 @@ def job_cleanup_policy_spec(plan: Plan) -> dict[str, Any]:
             "message": (
                 f"Jobs in team namespaces must set spec.ttlSecondsAfterFinished, at most {limit} seconds (for a "
                 "CronJob: spec.jobTemplate.spec.ttlSecondsAfterFinished), so that finished and failed Jobs and "
-                f"their pods are deleted; python -m gpu_platform job sets {plan.job_ttl_seconds}"
+                f"their pods are deleted; python -m platform_cli job sets {plan.job_ttl_seconds}"
             ),
             "reason": "Invalid",
         }],

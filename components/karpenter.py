@@ -22,7 +22,9 @@ from gpu_platform import conventions as cv
 from gpu_platform.karpenter import KarpenterPlan
 from gpu_platform.plan import Plan, PoolPlan
 
-from .node_pools import IMDS_HOP_LIMIT, NODE_ROLE_POLICIES, ClusterAccess, efa_interface_layout
+from .node_pools.aws_names import IMDS_HOP_LIMIT, NODE_ROLE_POLICIES
+from .node_pools.cluster import ClusterAccess
+from .node_pools.network_interfaces import efa_interface_layout
 
 # The charts are published only as OCI artifacts at the release version (hack/release/common.sh sets
 # Chart.yaml version and the controller image tag when publishing; the module's Chart.yaml lags behind).

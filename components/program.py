@@ -1,6 +1,6 @@
 """The Pulumi program: stack config -> validated spec -> plan -> GpuPlatform -> stack outputs.
 
-`__main__.py` calls `run()` under the real engine; `components.render` calls the same function under
+`__main__.py` calls `run()` under the real engine; `harness.render` calls the same function under
 mocks, so what `render`, the tests and the policy check see is what `pulumi up` deploys.
 """
 
@@ -20,11 +20,11 @@ from .platform import GpuPlatform, KubeAccess
 
 def load_plan() -> Plan:
     """Validate before anything is registered: a bad config registers nothing."""
-    raw = pulumi.Config("gpu-platform").get_object("platform")
+    raw = pulumi.Config(cv.CONFIG_NAMESPACE).get_object(cv.PLATFORM_CONFIG)
     if raw is None:
         raise pulumi.RunError("stack config has no 'gpu-platform:platform' key (see docs/configuration.md)")
     region = pulumi.Config("aws").get("region")
-    role = pulumi.Config("gpu-platform").get(cv.MULTIKUEUE_ROLE_CONFIG) or "manager"
+    role = pulumi.Config(cv.CONFIG_NAMESPACE).get(cv.MULTIKUEUE_ROLE_CONFIG) or "manager"
     if role not in cv.MULTIKUEUE_ROLES:
         raise pulumi.RunError(f"gpu-platform:{cv.MULTIKUEUE_ROLE_CONFIG} is {role!r}; valid: {', '.join(cv.MULTIKUEUE_ROLES)}")
     try:
@@ -38,10 +38,10 @@ def run() -> None:
     # The program is one short process and the SDK keeps every resource and output alive until it ends:
     # the cyclic collector frees next to nothing, while its full passes over the growing heap took ~8 of
     # the program's ~20 CPU seconds in a 100-team `pulumi up` (docs/performance.md). Under mocks,
-    # components.render.run_program restores the collector when the render is done.
+    # harness.render.run_program restores the collector when the render is done.
     gc.disable()
     plan = load_plan()
-    cfg = pulumi.Config("gpu-platform")
+    cfg = pulumi.Config(cv.CONFIG_NAMESPACE)
     kube = KubeAccess(
         kubeconfig=cfg.get_secret("kubeconfig"),
         context=cfg.get("kubeContext"),

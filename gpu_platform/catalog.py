@@ -242,3 +242,18 @@ SYSTEM_INSTANCE_TYPES: frozenset[str] = frozenset(
 
 def instance_types_for(accelerator: str) -> list[str]:
     return sorted(n for n, t in INSTANCE_TYPES.items() if t.accelerator == accelerator)
+
+
+def units_per_gpu(accelerator: str, mode: str, profile: str | None, replicas: int | None) -> int | None:
+    """Schedulable units one GPU gives under a sharing mode: 1, the MIG profile's slices or the time-slicing
+    replicas; None where the catalog has no such profile (the spec rejects it; the policy pack reports it).
+
+    The one computation of it: the plan (through pool_derivations) and the policy pack (from a pool's
+    sharing label) both call this."""
+    if mode == "mig":
+        acc = ACCELERATORS.get(accelerator)
+        mig = acc.mig_profiles.get(profile or "") if acc else None
+        return mig.slices_per_gpu if mig else None
+    if mode == "time-slicing":
+        return None if replicas is None else int(replicas)
+    return 1

@@ -70,6 +70,10 @@ RESERVED_PRIORITY_CLASS_PREFIX = "system-"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 
 
+# The stack config: the project's namespace in Pulumi.<stack>.yaml and the key of the platform spec under it.
+CONFIG_NAMESPACE = "gpu-platform"
+PLATFORM_CONFIG = "platform"
+CONFIG_KEY = f"{CONFIG_NAMESPACE}:{PLATFORM_CONFIG}"
 # Which side of MultiKueue a stack deploys (stack config key, beside gpu-platform:platform, so that a manager
 # and its workers share one platform spec): the manager dispatches (admission check, clusters, worker
 # kubeconfig Secrets), a worker accepts (a ServiceAccount for managers, its RBAC and a token).
@@ -110,6 +114,17 @@ SHARED_GPU_RESOURCE = "nvidia.com/gpu.shared"  # time-slicing with renameByDefau
 
 def mig_resource(profile: str) -> str:
     return f"{MIG_RESOURCE_PREFIX}{profile}"
+
+
+def sharing_resource_name(mode: str, profile: str | None = None) -> str:
+    """The extended resource a pool of this sharing mode advertises: whole GPUs, the MIG profile's slices
+    (mixed strategy) or shared replicas (time-slicing with renameByDefault). The plan names a pool's units
+    with it and the policy pack reads them back from a pool's sharing label through it."""
+    if mode == "mig":
+        return mig_resource(profile or "")
+    if mode == "time-slicing":
+        return SHARED_GPU_RESOURCE
+    return GPU_RESOURCE
 
 
 def is_gpu_resource(name: str) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import conventions as cv, images
-from .plan import Plan, PoolPlan, TeamPlan
+from .plan import Plan, PoolPlan, TeamPlan, unit_ceiling
 from .spec import JOB_TTL_SECONDS_DEFAULT
 
 # The default of jobs.ttlSecondsAfterFinished (what a stack's template sets is plan.job_ttl_seconds).
@@ -73,13 +73,7 @@ def _pool(plan: Plan, team: TeamPlan, name: str) -> tuple[PoolPlan, int]:
             f"team {team.name!r} has no quota on pool {name!r}; its pools: {', '.join(quotas) or 'none'}")
     pool = plan.pools_by_name[name]
     q = quotas[name]
-    if team.cohort is None:
-        ceiling = q.nominal
-    elif q.borrowing is None:
-        ceiling = pool.capacity_units
-    else:
-        ceiling = min(pool.capacity_units, q.nominal + q.borrowing)
-    return pool, ceiling
+    return pool, unit_ceiling(q.nominal, q.borrowing, pool.capacity_units, team.cohort is not None)
 
 
 def check(plan: Plan, req: JobRequest) -> tuple[TeamPlan, PoolPlan, str]:

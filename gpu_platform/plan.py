@@ -11,7 +11,8 @@ from typing import Mapping
 
 from . import audit, catalog, conventions as cv
 from .karpenter import KarpenterPlan, KarpenterPoolPlan, plan_controller, plan_pool
-from .spec import OidcProvider, Platform, Pool, Team, pool_labels, pool_units_per_gpu
+from .pool_derivations import pool_labels, pool_resource_name, pool_units_per_gpu
+from .spec import OidcProvider, Platform, Pool, Team
 
 # Per-node resources that pods cannot have: kubelet's kube-reserved (the EKS AMI formula: 6% of the
 # first core, 1% of the second, 0.5% of the next two, 0.25% of the rest; 255 MiB + 11 MiB per pod),
@@ -377,12 +378,14 @@ class Plan:
         return {**pool.labels, **self.platform_tags}
 
 
-def _resource_name(pool: Pool) -> str:
-    if pool.sharing.mode == "mig":
-        return cv.mig_resource(pool.sharing.profile)
-    if pool.sharing.mode == "time-slicing":
-        return cv.SHARED_GPU_RESOURCE
-    return cv.GPU_RESOURCE
+def unit_ceiling(nominal: int, borrowing: int | None, capacity_units: int, in_cohort: bool) -> int:
+    """The most units a team can hold on a pool: its nominal quota alone outside a cohort; in one, plus what
+    it may borrow, never more than the pool has (no borrowing limit: the whole pool)."""
+    if not in_cohort:
+        return nominal
+    if borrowing is None:
+        return capacity_units
+    return min(capacity_units, nominal + borrowing)
 
 
 def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
@@ -418,7 +421,7 @@ def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
         gpus_per_node=it.gpus,
         units_per_gpu=units_per_gpu,
         units_per_node=units_per_node,
-        resource_name=_resource_name(pool),
+        resource_name=pool_resource_name(pool),
         min_nodes=cap.min,
         max_nodes=cap.max,
         desired_nodes=cap.desired if cap.desired is not None else cap.min,
@@ -471,12 +474,7 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
             cpu_millis_per_unit=pp.cpu_millis_per_unit,
             memory_mib_per_unit=pp.memory_mib_per_unit,
         ))
-        if team.cohort is None:
-            ceiling = q.gpus
-        elif q.borrowingLimit is None:
-            ceiling = pp.capacity_units
-        else:
-            ceiling = min(pp.capacity_units, q.gpus + q.borrowingLimit)
+        ceiling = unit_ceiling(q.gpus, q.borrowingLimit, pp.capacity_units, team.cohort is not None)
         caps[pp.resource_name] = caps.get(pp.resource_name, 0) + ceiling
         cpu_millis += ceiling * pp.cpu_millis_per_unit
         memory_mib += ceiling * pp.memory_mib_per_unit

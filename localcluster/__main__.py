@@ -15,7 +15,8 @@ import yaml
 
 from gpu_platform import conventions as cv
 from gpu_platform.audit import audit_policy
-from gpu_platform.cli import InputError, load_plan
+from gpu_platform.errors import InputError
+from gpu_platform.stack_files import load_plan
 from gpu_platform.kueue_config import local_controller_config
 from gpu_platform.nodes import fake_nodes
 from gpu_platform.spec import SpecError

@@ -67,43 +67,31 @@ phase: Running
 startTime: {{ $now | Quote }}
 """
 
-SUCCEEDED_STATUS = """\
-{{ $now := Now }}
+def _terminated_status(pod_reason: str, exit_code: int, container_reason: str, phase: str) -> str:
+    """The status template of a pod whose containers have all exited: Succeeded and Failed differ only in
+    the reasons, the exit code and the phase."""
+    return f"""\
+{{{{ $now := Now }}}}
 conditions:
-- {type: Initialized, status: "True", lastTransitionTime: {{ $now | Quote }}}
-- {type: Ready, status: "False", reason: PodCompleted, lastTransitionTime: {{ $now | Quote }}}
-- {type: ContainersReady, status: "False", reason: PodCompleted, lastTransitionTime: {{ $now | Quote }}}
-- {type: PodScheduled, status: "True", lastTransitionTime: {{ $now | Quote }}}
+- {{type: Initialized, status: "True", lastTransitionTime: {{{{ $now | Quote }}}}}}
+- {{type: Ready, status: "False", reason: {pod_reason}, lastTransitionTime: {{{{ $now | Quote }}}}}}
+- {{type: ContainersReady, status: "False", reason: {pod_reason}, lastTransitionTime: {{{{ $now | Quote }}}}}}
+- {{type: PodScheduled, status: "True", lastTransitionTime: {{{{ $now | Quote }}}}}}
 containerStatuses:
-{{ range .spec.containers }}
-- name: {{ .name | Quote }}
-  image: {{ .image | Quote }}
+{{{{ range .spec.containers }}}}
+- name: {{{{ .name | Quote }}}}
+  image: {{{{ .image | Quote }}}}
   ready: false
   started: false
   restartCount: 0
-  state: {terminated: {exitCode: 0, reason: Completed, finishedAt: {{ $now | Quote }}}}
-{{ end }}
-phase: Succeeded
+  state: {{terminated: {{exitCode: {exit_code}, reason: {container_reason}, finishedAt: {{{{ $now | Quote }}}}}}}}
+{{{{ end }}}}
+phase: {phase}
 """
 
-FAILED_STATUS = """\
-{{ $now := Now }}
-conditions:
-- {type: Initialized, status: "True", lastTransitionTime: {{ $now | Quote }}}
-- {type: Ready, status: "False", reason: PodFailed, lastTransitionTime: {{ $now | Quote }}}
-- {type: ContainersReady, status: "False", reason: PodFailed, lastTransitionTime: {{ $now | Quote }}}
-- {type: PodScheduled, status: "True", lastTransitionTime: {{ $now | Quote }}}
-containerStatuses:
-{{ range .spec.containers }}
-- name: {{ .name | Quote }}
-  image: {{ .image | Quote }}
-  ready: false
-  started: false
-  restartCount: 0
-  state: {terminated: {exitCode: 1, reason: Error, finishedAt: {{ $now | Quote }}}}
-{{ end }}
-phase: Failed
-"""
+
+SUCCEEDED_STATUS = _terminated_status("PodCompleted", 0, "Completed", "Succeeded")
+FAILED_STATUS = _terminated_status("PodFailed", 1, "Error", "Failed")
 
 NODE_READY_STATUS = """\
 {{ $now := Now }}

@@ -18,9 +18,9 @@ from pathlib import Path
 import yaml
 
 from .api import Client
+from .toolcache import CACHE, CACHE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = Path(os.environ.get("GPU_PLATFORM_CACHE", Path.home() / ".cache" / "gpu-platform"))
 LOCAL_CLUSTER = ROOT / "scripts" / "local-cluster"
 
 
@@ -65,7 +65,7 @@ class Session:
             "LOCAL_CLUSTER_APISERVER_PORT": str(self.apiserver_port),
             "LOCAL_CLUSTER_ETCD_PORT": str(self.etcd_port),
             "LOCAL_CLUSTER_STACK": str(self.config_file),
-            "GPU_PLATFORM_CACHE": str(CACHE),
+            CACHE_ENV: str(CACHE),
             "KUBECONFIG": str(self.kubeconfig),
             "PULUMI_BACKEND_URL": f"file://{self.state / 'backend'}",
             "PULUMI_CONFIG_PASSPHRASE": "throwaway-simulation-stack",

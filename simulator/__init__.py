@@ -3,6 +3,6 @@
 A trace (a file, or a deterministic synthetic one) is replayed as real Kueue-managed Jobs on a local cluster
 whose simulated nodes are the stack's pools at `capacity.max`, with the stack's Kubernetes layer deployed by
 the real engine: the real Kueue decides admission, borrowing, preemption and fair sharing, KWOK runs each
-pod for its job's duration (time compressed by `speed`). `python -m gpu_platform simulate` is the entry
+pod for its job's duration (time compressed by `speed`). `python -m platform_cli simulate` is the entry
 point; docs in the README, "What-if simulation".
 """

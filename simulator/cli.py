@@ -1,4 +1,4 @@
-"""`python -m gpu_platform simulate`: check the trace, start a live cluster per configuration, replay, report.
+"""`python -m platform_cli simulate`: check the trace, start a live cluster per configuration, replay, report.
 
 Everything the user supplies is checked before anything starts: the stacks, the trace against each
 stack's plan (every problem with its line number), the tools. Exit codes: 0 done, 2 bad input or a
@@ -15,7 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpu_platform.cli import InputError, load_plan, stack_file
+from gpu_platform.errors import InputError
+from gpu_platform.stack_files import load_plan, stack_file
 from gpu_platform.plan import Plan
 from gpu_platform.spec import SpecError
 from localcluster.session import CACHE, Session, SessionError

@@ -63,7 +63,7 @@ class Run:
 
 
 def objects_for(plan: Plan, j: TraceJob, index: int, speed: float) -> list[dict[str, Any]]:
-    """The job exactly as `python -m gpu_platform job` prints it, with the compressed run time and outcome."""
+    """The job exactly as `python -m platform_cli job` prints it, with the compressed run time and outcome."""
     objs = job(plan, JobRequest(team=j.team, pool=j.pool, gpus=j.units, nodes=j.pods, priority=j.priority,
                                 duration=f"{max(1, round(j.duration))}s", name=job_name(index)))
     spec = objs[0]["spec"]

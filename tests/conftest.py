@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
+from localcluster.toolcache import BIN
+
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ("local", "staging", "prod")
-TOOL_BIN = Path(os.environ.get("GPU_PLATFORM_CACHE", Path.home() / ".cache" / "gpu-platform")) / "bin"
+TOOL_BIN = BIN
 
 
 def tool(name: str) -> Path | None:
@@ -70,16 +72,16 @@ def plan_of(stack: str):
 
 @functools.cache
 def rendered(stack: str):
-    """The real program run under mocks for a stack: components.render.Rendered."""
+    """The real program run under mocks for a stack: harness.render.Rendered."""
     from components.program import run
-    from components.render import run_program
+    from harness.render import run_program
 
     return run_program(run, stack, copy.deepcopy(stack_doc(stack)["config"]))
 
 
 def render_config(config: dict[str, Any], stack: str = "test"):
     from components.program import run
-    from components.render import run_program
+    from harness.render import run_program
 
     return run_program(run, stack, config)
 

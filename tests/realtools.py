@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
+from localcluster.toolcache import BIN, CACHE, CACHE_ENV
 from tests.conftest import ROOT, require_tools
 
-CACHE = Path(os.environ.get("GPU_PLATFORM_CACHE", Path.home() / ".cache" / "gpu-platform"))
-BIN = CACHE / "bin"
 VENV_BIN = ROOT / ".venv" / "bin"
 LOCAL_PASSPHRASE = "local-only-passphrase"  # documented default, local stack only
 ENGINE_TOOLS = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes")
@@ -115,7 +114,7 @@ def start_cluster(state: Path, apiserver_port: str, etcd_port: str, label: str,
         "LOCAL_CLUSTER_DIR": str(state),
         "LOCAL_CLUSTER_APISERVER_PORT": apiserver_port,
         "LOCAL_CLUSTER_ETCD_PORT": etcd_port,
-        "GPU_PLATFORM_CACHE": str(CACHE),
+        CACHE_ENV: str(CACHE),
         **(extra or {}),
     })
     started = time.perf_counter()

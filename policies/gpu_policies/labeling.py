@@ -166,7 +166,7 @@ POLICIES = [
         o.provides_pool_nodes,
         settings=(POOL_LABELS,),
         remediation="Build node groups and NodePools from PoolPlan.node_labels and PoolPlan.taints "
-                    "(components/node_pools.py, components/karpenter.py).",
+                    "(components/node_pools/, components/karpenter.py).",
     ),
     GuardrailResourcePolicy(
         "tenant-namespace-labels",

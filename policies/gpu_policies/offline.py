@@ -1,4 +1,4 @@
-"""Run the pack over rendered resources without an engine (`python -m gpu_platform check`).
+"""Run the pack over rendered resources without an engine (`python -m platform_cli check`).
 
 Resources come in the render format (DESIGN.md): `{"type", "name", "parent", "inputs"}`. Each one's inputs are
 wrapped in a read-only mapping that, like the analyzer's proxy, raises on unknown values, and every policy is
@@ -40,7 +40,7 @@ from pulumi_policy.proxy import (
     UnknownValueError,
 )
 
-from gpu_platform.cli import InputError
+from gpu_platform.errors import InputError
 
 from .framework import GuardrailResourcePolicy, forget_stack
 from .pack import PACK_NAME, POLICIES

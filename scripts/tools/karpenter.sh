@@ -18,27 +18,7 @@ MODULE=github.com/aws/karpenter-provider-aws
 KARPENTER_GOTOOLCHAIN=go1.27.3
 SRC_DIR="$TC_CACHE/src/karpenter-$KARPENTER_VERSION"
 
-ensure_charts() {
-  [ -f "$SRC_DIR/charts/karpenter/Chart.yaml" ] && [ -f "$SRC_DIR/charts/karpenter-crd/Chart.yaml" ] && return 0
-  command -v go >/dev/null || tc_die "go is not on PATH (needed to fetch the Karpenter charts $KARPENTER_VERSION)"
-  local dir tmp
-  mkdir -p "$TC_CACHE/tmp" "$(dirname "$SRC_DIR")"
-  tmp="$(mktemp -d "$TC_CACHE/tmp/karpenter-chart.XXXXXX")"
-  dir="$(cd "$tmp" && GOWORK=off GOFLAGS= GOTOOLCHAIN="$KARPENTER_GOTOOLCHAIN" go mod download -json "$MODULE@$KARPENTER_VERSION" \
-        | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  for chart in karpenter karpenter-crd; do
-    [ -f "$dir/charts/$chart/Chart.yaml" ] || tc_die "the $MODULE@$KARPENTER_VERSION module has no charts/$chart"
-  done
-  mkdir -p "$tmp/out/charts"
-  cp -r "$dir/charts/karpenter" "$dir/charts/karpenter-crd" "$tmp/out/charts/"
-  chmod -R u+w "$tmp/out"
-  rm -rf "$SRC_DIR"
-  mv "$tmp/out" "$SRC_DIR"
-  rm -rf "$tmp"
-  tc_log "Karpenter charts $KARPENTER_VERSION in $SRC_DIR/charts"
-}
-
-ensure_charts
+GOTOOLCHAIN="$KARPENTER_GOTOOLCHAIN" tc_module_charts "$MODULE" "$KARPENTER_VERSION" "$SRC_DIR" karpenter karpenter-crd
 case "${1:-}" in
   "") ;;
   --chart) echo "$SRC_DIR/charts/karpenter" ;;

@@ -52,10 +52,8 @@ tc_build() {
 update_module() {
   command -v go >/dev/null || tc_die "go is not on PATH"
   local tmp upstream b
-  mkdir -p "$TC_CACHE/tmp"
-  tmp="$(mktemp -d "$TC_CACHE/tmp/kube-apiserver-module.XXXXXX")"
-  # shellcheck disable=SC2064  # expand $tmp now
-  trap "rm -rf '$tmp'" EXIT
+  tc_scratch kube-apiserver-module
+  tmp=$TC_SCRATCH
   tc_log "regenerating toolchain/kube-apiserver/go.mod for k8s.io/kubernetes $KUBE_VERSION ..."
   upstream="$(cd "$tmp" && go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
   [ -f "$upstream" ] || tc_die "could not download the go.mod of k8s.io/kubernetes@$KUBE_VERSION"
@@ -85,6 +83,6 @@ update_module() {
 case "${1:-}" in
   "") tc_ensure kube-apiserver "$KUBE_VERSION" "${BINARIES[@]}" ;;
   --update-module) update_module ;;
-  -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h|--help) tc_help ;;
   *) tc_die "unknown argument: $1 (see --help)" ;;
 esac

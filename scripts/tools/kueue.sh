@@ -13,7 +13,8 @@ set -euo pipefail
 # v0.19.2: the release the stacks deploy (spec addons.kueue.version default, Helm chart version).
 KUEUE_VERSION=v0.19.2
 MODULE=sigs.k8s.io/kueue
-CHART_DIR="$TC_CACHE/src/kueue-$KUEUE_VERSION/charts/kueue"
+SRC_DIR="$TC_CACHE/src/kueue-$KUEUE_VERSION"
+CHART_DIR="$SRC_DIR/charts/kueue"
 
 # go install MODULE/cmd/kueue@VERSION records the module version in the binary's build info.
 tc_probe() { go version -m "$1" 2>/dev/null | awk -v m="$MODULE" '$1=="mod" && $2==m {print $3; exit}'; }
@@ -27,25 +28,8 @@ tc_build() {
     -ldflags "-s -w -X $v.GitVersion=$KUEUE_VERSION -X $v.BuildDate=2026-08-20" "$MODULE/cmd/kueue@$KUEUE_VERSION"
 }
 
-ensure_chart() {
-  [ -f "$CHART_DIR/Chart.yaml" ] && return 0
-  command -v go >/dev/null || tc_die "go is not on PATH (needed to fetch the Kueue chart $KUEUE_VERSION)"
-  local dir tmp
-  mkdir -p "$TC_CACHE/tmp" "$(dirname "$CHART_DIR")"
-  tmp="$(mktemp -d "$TC_CACHE/tmp/kueue-chart.XXXXXX")"
-  dir="$(cd "$tmp" && GOWORK=off GOFLAGS= go mod download -json "$MODULE@$KUEUE_VERSION" \
-        | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  [ -f "$dir/charts/kueue/Chart.yaml" ] || tc_die "the $MODULE@$KUEUE_VERSION module has no charts/kueue"
-  cp -r "$dir/charts/kueue" "$tmp/kueue"
-  chmod -R u+w "$tmp/kueue"
-  rm -rf "$CHART_DIR"
-  mv "$tmp/kueue" "$CHART_DIR"
-  rm -rf "$tmp"
-  tc_log "Kueue chart $KUEUE_VERSION in $CHART_DIR"
-}
-
 tc_ensure kueue "$KUEUE_VERSION" kueue
-ensure_chart
+tc_module_charts "$MODULE" "$KUEUE_VERSION" "$SRC_DIR" kueue
 case "${1:-}" in
   "") ;;
   --chart) echo "$CHART_DIR" ;;

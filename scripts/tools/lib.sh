@@ -1,5 +1,8 @@
 # shellcheck shell=bash
-# Shared helpers for scripts/tools/<tool>.sh (source it; it is not executable).
+# Shared helpers for scripts/tools/<tool>.sh (source it; it is not executable), and the one place the
+# shell spells the tool cache's location: scripts/toolchain, scripts/pulumi-env and scripts/local-cluster
+# source it for $TC_CACHE too (Python's twin is localcluster/toolcache.py; tests/unit/test_tool_cache.py
+# holds them equal).
 #
 # Layout (the tool cache lives outside the repo):
 #   $TC_CACHE            ${GPU_PLATFORM_CACHE:-$HOME/.cache/gpu-platform}
@@ -14,6 +17,8 @@
 #   tc_verify() { ...; }                     # optional: check the fresh build in dir "$1" (cwd: scratch dir)
 #                                            # (default: tc_probe on the first binary)
 #   tc_ensure TOOL VERSION BINARY...          # warm: relink; else reuse PATH binary; else build
+# or, for the usual command line ("" | --print-path | -h/--help), end with:
+#   tc_main "$@" -- TOOL VERSION BINARY...
 #
 # Progress goes to stderr as "toolchain: ..." lines; stdout stays empty.
 
@@ -27,6 +32,19 @@ TC_HEARTBEAT="${TC_HEARTBEAT:-60}"
 
 tc_log() { echo "toolchain: $*" >&2; }
 tc_die() { tc_log "error: $*"; exit 1; }
+
+# tc_help: print the calling script's header comment (from line 2 to the first line that is not one).
+tc_help() { sed -n '2,/^[^#]/p' "$0" | sed -n '/^#/s/^# \{0,1\}//p'; }
+
+# tc_scratch NAME: a new scratch directory under $TC_CACHE/tmp in $TC_SCRATCH; every one is removed when
+# the script exits.
+TC_SCRATCH_DIRS=()
+tc_scratch() {
+  mkdir -p "$TC_CACHE/tmp"
+  TC_SCRATCH="$(mktemp -d "$TC_CACHE/tmp/$1.XXXXXX")"
+  TC_SCRATCH_DIRS+=("$TC_SCRATCH")
+  trap 'rm -rf "${TC_SCRATCH_DIRS[@]}"' EXIT
+}
 
 # tc_link TARGET NAME: point $TC_BIN/NAME at TARGET (no-op when it already does).
 tc_link() {
@@ -123,9 +141,8 @@ tc_ensure() {
   fi
 
   local tmp
-  tmp="$(mktemp -d "$TC_CACHE/tmp/$TC_TOOL.XXXXXX")"
-  # shellcheck disable=SC2064  # expand $tmp now
-  trap "rm -rf '$tmp'" EXIT
+  tc_scratch "$TC_TOOL"
+  tmp=$TC_SCRATCH
 
   local found="" got=""
   if [ "${TC_NO_PATH_REUSE:-0}" != 1 ] && declare -F tc_probe >/dev/null && found="$(tc_on_path "$1")"; then
@@ -173,8 +190,49 @@ tc_ensure() {
   exec 9>&-
 }
 
+# tc_main ARGS... -- TOOL VERSION BINARY...: the command line every tool script takes. No argument:
+# tc_ensure; --print-path: tc_ensure, then print the first binary's path; -h/--help: the header comment.
+tc_main() {
+  local arg=""
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    [ -z "$arg" ] || tc_die "unexpected argument: $1 (see --help)"
+    arg=$1
+    shift
+  done
+  [ "${1:-}" = -- ] || tc_die "tc_main: missing -- TOOL VERSION BINARY..."
+  shift
+  case "$arg" in
+    "") tc_ensure "$@" ;;
+    --print-path) tc_ensure "$@"; echo "$TC_BIN/$3" ;;
+    -h|--help) tc_help ;;
+    *) tc_die "unknown argument: $arg (see --help)" ;;
+  esac
+}
+
 # tc_module_dir MODULE: print the module-cache directory of MODULE at the version the
 # current (wrapper) module requires, downloading it if needed.
 tc_module_dir() {
   go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' | grep .
+}
+
+# tc_module_charts MODULE VERSION DIR CHART...: copy the Helm charts charts/CHART of the Go module
+# MODULE@VERSION into DIR/charts/CHART (downloading the module if needed; DIR is replaced whole, so it only
+# ever appears complete). No-op when every chart is there. Callers may set GOTOOLCHAIN for the download.
+tc_module_charts() {
+  local module=$1 version=$2 dest=$3 chart dir have=1
+  shift 3
+  for chart in "$@"; do [ -f "$dest/charts/$chart/Chart.yaml" ] || have=0; done
+  [ "$have" = 0 ] || return 0
+  command -v go >/dev/null || tc_die "go is not on PATH (needed to fetch the charts of $module $version)"
+  tc_scratch "$(basename "$dest")-charts"
+  dir="$(cd "$TC_SCRATCH" && GOWORK=off GOFLAGS= tc_module_dir "$module@$version")"
+  for chart in "$@"; do
+    [ -f "$dir/charts/$chart/Chart.yaml" ] || tc_die "the $module@$version module has no charts/$chart"
+  done
+  mkdir -p "$TC_SCRATCH/out/charts" "$(dirname "$dest")"
+  for chart in "$@"; do cp -r "$dir/charts/$chart" "$TC_SCRATCH/out/charts/"; done
+  chmod -R u+w "$TC_SCRATCH/out"
+  rm -rf "$dest"
+  mv "$TC_SCRATCH/out" "$dest"
+  tc_log "charts $* of $module $version in $dest/charts"
 }

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from gpu_platform import conventions as cv
-from gpu_platform.cli import load_plan
+from gpu_platform.stack_files import load_plan
 from gpu_platform.jobs import JobRequest, job
 from gpu_platform.plan import Plan
 from tests.conftest import ROOT
@@ -86,7 +86,7 @@ class Live:
 
     def job(self, team: str, pool: str, gpus: int, name: str, *, nodes: int = 1, priority: str | None = None,
             duration: str = "1h") -> list[dict[str, Any]]:
-        """The team's Job exactly as `python -m gpu_platform job` prints it."""
+        """The team's Job exactly as `python -m platform_cli job` prints it."""
         return job(self.plan, JobRequest(team=team, pool=pool, gpus=gpus, nodes=nodes, priority=priority,
                                          duration=duration, name=name))
 

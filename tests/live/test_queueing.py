@@ -1,6 +1,6 @@
 """Queues, quotas, borrowing, preemption and pool placement as the real Kueue and scheduler do them.
 
-Every job is the one `python -m gpu_platform job` prints, submitted by the team's member with a client
+Every job is the one `python -m platform_cli job` prints, submitted by the team's member with a client
 certificate. Sizes refer to tests/live/stack.yaml: train has 32 GPUs (lender 16 lending at most 8,
 alpha and beta 8 each borrowing up to 8, weights 1 and 3), mig 56 slices (gamma 14), shared 16 replicas
 (delta 16).

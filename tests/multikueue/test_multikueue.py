@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from gpu_platform import conventions as cv
-from gpu_platform.cli import load_plan
+from gpu_platform.stack_files import load_plan
 from gpu_platform.jobs import JobRequest, job
 from gpu_platform.plan import Plan
 from tests.conftest import ROOT

@@ -1,4 +1,4 @@
-"""The offline check (`python -m gpu_platform check`): config semantics, output, exit codes, bad input;
+"""The offline check (`python -m platform_cli check`): config semantics, output, exit codes, bad input;
 and the pack's own hygiene (its entry point, its spelling of conventions, its documentation)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpu_platform import conventions as cv
-from gpu_platform.cli import EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS, main
+from platform_cli.cli import EXIT_INVALID, EXIT_OK, EXIT_VIOLATIONS, main
 from policies.gpu_policies.offline import Violation, check_resources, effective_config, format_violations
 from policies.gpu_policies.pack import POLICIES
 
@@ -122,7 +122,8 @@ def test_pack_project_uses_the_project_virtualenv() -> None:
 SPELLED = sorted({v for k, v in vars(cv).items() if k.isupper() and isinstance(v, str) and ("/" in v or "." in v)})
 
 
-@pytest.mark.parametrize("path", sorted((PACK / "gpu_policies").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((PACK / "gpu_policies").rglob("*.py")),
+                         ids=lambda p: p.relative_to(PACK / "gpu_policies").as_posix())
 def test_rules_never_spell_a_convention(path: Path) -> None:
     literals = {n.value for n in ast.walk(ast.parse(path.read_text()))
                 if isinstance(n, ast.Constant) and isinstance(n.value, str)}

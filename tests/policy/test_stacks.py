@@ -390,7 +390,7 @@ def test_a_seeded_violation_fails_the_cli_check(tmp_path, capsys) -> None:
     """`check --resources FILE` exits 1 on a mandatory violation and names the rule and the resource."""
     import json
 
-    from gpu_platform.cli import EXIT_VIOLATIONS, main
+    from platform_cli.cli import EXIT_VIOLATIONS, main
 
     resources = data("prod")
     culprit = drop_default_deny(resources, "prod")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from gpu_platform.cli import load_plan
+from gpu_platform.stack_files import load_plan
 from simulator.cli import simulate_all
 from simulator.stackfile import write_kubernetes_layer
 from simulator.trace import TraceJob

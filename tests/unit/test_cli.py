@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu_platform.cli import main
+from platform_cli.cli import main
 from tests.conftest import ROOT, STACKS, stack_doc
 
 
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "gpu_platform", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "platform_cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -100,7 +100,7 @@ def test_bad_format_is_a_usage_error() -> None:
 def test_render_is_deterministic_and_integral(tmp_path: Path) -> None:
     """The CLI's render in its own process equals the session's render of the same stack written the same
     way: two independent runs (different processes, hash seeds, registration timing) give identical files."""
-    from components.render import write
+    from harness.render import write
     from tests.conftest import rendered
 
     outs = [tmp_path / "cli", tmp_path / "session"]

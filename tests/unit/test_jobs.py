@@ -1,4 +1,4 @@
-"""`python -m gpu_platform job`: the team's Job template, and what it refuses."""
+"""`python -m platform_cli job`: the team's Job template, and what it refuses."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from gpu_platform import conventions as cv
-from gpu_platform.cli import EXIT_INVALID, EXIT_OK, main
+from platform_cli.cli import EXIT_INVALID, EXIT_OK, main
 from gpu_platform.jobs import JobError, JobRequest, TTL_SECONDS_AFTER_FINISHED, job
 from gpu_platform.plan import reserved_cpu_millis, reserved_memory_mib
 from gpu_platform import catalog

@@ -356,7 +356,7 @@ def test_prod_warns_about_an_unpinned_ami() -> None:
 
 
 def test_the_plan_shows_each_pools_provisioner() -> None:
-    from gpu_platform.cli import format_plan, plan_data
+    from platform_cli.plan_report import format_plan, plan_data
 
     data = plan_data(plan_of(STACK))
     assert {p["name"]: p["provisioner"] for p in data["pools"]} == {

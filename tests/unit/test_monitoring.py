@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from components import alerts, dashboards
-from components.render import run_program
+from harness.render import run_program
 from gpu_platform import conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import load_platform

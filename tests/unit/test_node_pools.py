@@ -355,7 +355,7 @@ def test_exports_per_pool():
     import pulumi
 
     from components.node_pools import NodePools
-    from components.render import run_program
+    from harness.render import run_program
 
     plan = plan_of("prod")
     seen: dict[str, Any] = {}

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 import pytest
 import yaml
 
-from components.render import SECRET_PLACEHOLDER, Recorded, Rendered
+from harness.render import SECRET_PLACEHOLDER, Recorded, Rendered
 from gpu_platform import conventions as cv
 from tests.conftest import ROOT, plan_of, render_config, rendered, stack_doc
 from tests.crd_schema import validate

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gpu_platform.cli import load_plan
+from gpu_platform.stack_files import load_plan
 from gpu_platform.spec import load_stack_config
 from simulator import synthetic
 from simulator.metrics import compute
@@ -65,7 +65,7 @@ def test_a_bad_header_is_one_problem_naming_the_columns(sim_plan) -> None:
 
 
 def test_the_cli_refuses_a_bad_trace_before_starting_anything(tmp_path, capsys, monkeypatch) -> None:
-    from gpu_platform.cli import main
+    from platform_cli.cli import main
     import localcluster.session
 
     def no_cluster(*a, **k):

@@ -200,7 +200,7 @@ def test_local_queue_names_a_cluster_queue_the_stack_creates() -> None:
 @functools.cache
 def _with_stub_queues():
     """Tenancy alone, given a queues object with a ClusterQueue per team and a readiness resource."""
-    from components.render import run_program
+    from harness.render import run_program
     from components.tenancy import Tenancy
     from tests.conftest import stack_doc
 

@@ -1,6 +1,6 @@
 """Run the real program under Pulumi's mocks and record what it registers.
 
-This is how `python -m gpu_platform render`, the component tests, the policy `check` and the
+This is how `python -m platform_cli render`, the component tests, the policy `check` and the
 benchmarks see the program's resources without an engine or a cloud: the same `program.run()` that
 `pulumi up` executes, with a monitor that records every registration (type, name, parent, inputs,
 options) instead of sending it anywhere.

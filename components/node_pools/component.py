@@ -1,0 +1,88 @@
+"""NodePools: the component that puts the EKS side together, in the order AWS needs it.
+
+Control plane (created or looked up), node role, vpc-cni add-on, system node group, one GpuNodePool per
+managed-node-group pool, and the cluster's identity (access entries, OIDC).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from gpu_platform import conventions as cv
+from gpu_platform.plan import Plan
+
+from ..identity import ClusterIdentity
+from .cluster import create_cluster, kubeconfig_for, look_up_cluster, node_role, vpc_cni_addon
+from .gpu_node_pool import GpuNodePool
+from .system_pool import system_node_group
+
+
+class NodePools(pulumi.ComponentResource):
+    """The EKS side of the platform: the control plane (looked up, or created when `cluster.create`), the
+    node IAM role (unless `cluster.nodeRoleArn`), and one GpuNodePool per pool."""
+
+    kubeconfig: pulumi.Output[str] | None
+
+    def __init__(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-platform:node_pools:NodePools", name, None, opts)
+        self.plan = plan
+        c = plan.cluster
+        child = pulumi.ResourceOptions(parent=self)
+
+        self.cluster: aws.eks.Cluster | None = None
+        if c.create:
+            self.cluster, access = create_cluster(plan, self)
+        else:
+            access = look_up_cluster(plan, self)
+        role_ready: list[pulumi.Resource] = []
+        self.node_role: aws.iam.Role | None = None
+        if c.node_role_arn:
+            node_role_arn: pulumi.Input[str] = c.node_role_arn
+        else:
+            self.node_role, role_ready = node_role(plan, self)
+            node_role_arn = self.node_role.arn
+
+        # Nodes come up with the CNI configured: every node group waits for the add-on (before_compute in
+        # terraform-aws-eks terms), so no node ever runs an aws-node without the network policy agent.
+        self.vpc_cni: aws.eks.Addon | None = None
+        if c.manage_vpc_cni:
+            self.vpc_cni = vpc_cni_addon(plan, access, self.cluster, self)
+        ready = [*role_ready, *([self.vpc_cni] if self.vpc_cni else [])]
+
+        self.system_pool: aws.eks.NodeGroup | None = None
+        if c.system_pool is not None:
+            self.system_pool = system_node_group(plan, c.system_pool, access, node_role_arn, ready, self)
+
+        # Karpenter pools get their nodes from NodePools (components/karpenter.py), which need this access.
+        self.access = access
+        self.cluster_ready: list[pulumi.Resource] = [r for r in (self.cluster, self.vpc_cni) if r is not None]
+        self.pools: dict[str, GpuNodePool] = {
+            pool.name: GpuNodePool(
+                f"np-{pool.name}", plan, pool, access, node_role_arn, ready, opts=child,
+            )
+            for pool in plan.managed_node_group_pools
+        }
+        self.identity = ClusterIdentity(
+            "np-identity", plan, access.name, depends_on=[self.cluster] if self.cluster else None, opts=child,
+        )
+        kube_ready = [self.system_pool.arn] if self.system_pool is not None and self.cluster is not None else []
+        # On a cluster created here nothing Kubernetes-side can become ready before a node that takes
+        # untainted pods exists: the provider's kubeconfig waits for the system node group.
+        self.kubeconfig = pulumi.Output.all(access.name, access.endpoint, access.ca_data, *kube_ready).apply(
+            lambda a: kubeconfig_for(a[0], a[1], a[2], plan.region)
+        )
+        self.register_outputs({"nodeGroups": {n: p.node_group.node_group_name for n, p in self.pools.items()}})
+
+    def exports(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"nodePools": {n: p.exports() for n, p in self.pools.items()}}
+        sp = self.plan.cluster.system_pool
+        if sp is not None:
+            out["systemPool"] = {"nodeGroup": sp.node_group_name, "instanceType": sp.instance_type,
+                                 "labels": dict(sp.labels), "taints": []}
+        if self.vpc_cni is not None:
+            out["vpcCni"] = {"addon": cv.VPC_CNI_ADDON, cv.VPC_CNI_NETWORK_POLICY_KEY: True}
+        out.update(self.identity.exports())
+        return out

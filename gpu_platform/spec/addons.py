@@ -1,0 +1,193 @@
+"""`addons`: which cluster add-ons the platform installs, at which exact chart versions."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from .. import conventions as cv
+from .fields import Strict, exact_version
+from .limits import KARPENTER_MINOR, VPC_CNI_MIN_NETWORK_POLICY
+
+
+class AddonGpuOperator(Strict):
+    install: bool = Field(
+        default=True,
+        description="Helm release of the NVIDIA GPU Operator (its namespace and ConfigMaps are made either way)",
+        examples=[True],
+    )
+    version: str = Field(
+        default="v26.7.0",
+        description=(
+            "exact chart version: MAJOR.MINOR.PATCH, optional leading v and -prerelease; latest and "
+            "ranges are rejected"
+        ),
+        examples=["v26.7.0"],
+    )
+
+    _version = field_validator("version")(lambda v: exact_version(v))
+    # On EKS NVIDIA AMIs the driver and container toolkit ship in the image; elsewhere they may not.
+    driver: bool = Field(
+        default=False,
+        description="let the operator install the NVIDIA driver (off on EKS NVIDIA AMIs, which ship it)",
+        examples=[False],
+    )
+    toolkit: bool = Field(
+        default=False,
+        description="let the operator install the container toolkit (off on EKS NVIDIA AMIs, which ship it)",
+        examples=[False],
+    )
+
+
+class AddonKueue(Strict):
+    install: bool = Field(default=True, description="Helm release of Kueue", examples=[True])
+    version: str = Field(
+        default="0.19.2",
+        description="exact Kueue chart version (as for gpuOperator.version)",
+        examples=["0.19.2"],
+    )
+    integrations: list[str] = Field(
+        default_factory=lambda: [
+            "batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob",
+            "ray.io/rayjob", "ray.io/raycluster", "pod", "deployment",
+        ],
+        description="Kueue framework integrations to enable",
+        examples=[["batch/job", "jobset.x-k8s.io/jobset", "pod"]],
+    )
+
+    _version = field_validator("version")(lambda v: exact_version(v))
+
+
+class AddonMonitoring(Strict):
+    install: bool = Field(
+        default=True,
+        description="ServiceMonitors, PrometheusRules and dashboards",
+        examples=[True],
+    )
+    # Prometheus Operator's serviceMonitorSelector label value, so our monitors are picked up.
+    prometheusRelease: str = Field(
+        default="kube-prometheus-stack",
+        description="the `release` label value your Prometheus selects monitors and rules by",
+        examples=["kube-prometheus-stack"],
+    )
+
+
+class AddonVpcCni(Strict):
+    """The EKS `vpc-cni` add-on, managed so that its network policy agent is on: the VPC CNI enforces no
+    NetworkPolicy until `enableNetworkPolicy` is set, and the tenants' default-deny would do nothing."""
+
+    manage: bool = Field(
+        default=True,
+        description=(
+            "eks stacks: manage the cluster's vpc-cni EKS add-on with enableNetworkPolicy on. An add-on "
+            "that already exists on an attached cluster must be imported into the stack first (README)."
+        ),
+        examples=[True],
+    )
+    version: str | None = Field(
+        default=None,
+        description=(
+            "exact add-on version (v1.20.1-eksbuild.3 style, at least v1.14.0); none keeps the version "
+            "EKS installed or picks for the cluster's Kubernetes version"
+        ),
+        examples=["v1.20.1-eksbuild.3"],
+    )
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        m = cv.EKS_ADDON_VERSION.match(v)
+        if not m:
+            raise ValueError(f"{v!r} is not an EKS add-on version: write vMAJOR.MINOR.PATCH-eksbuild.N, e.g. v1.20.1-eksbuild.3")
+        if tuple(int(x) for x in m.groups()) < VPC_CNI_MIN_NETWORK_POLICY:
+            raise ValueError(f"{v!r} cannot enforce NetworkPolicy: the VPC CNI does from v1.14.0 on")
+        return v
+
+
+class AddonEfaDevicePlugin(Strict):
+    """The AWS EFA Kubernetes device plugin: the EKS NVIDIA AMIs carry the EFA driver but do not run the
+    plugin, so without it no node advertises `vpc.amazonaws.com/efa` and NCCL falls back to TCP."""
+
+    install: bool = Field(default=True, description="Helm release on clusters with an EFA pool", examples=[True])
+    version: str = Field(
+        default="v0.5.30",
+        description="exact aws-efa-k8s-device-plugin chart version",
+        examples=["v0.5.30"],
+    )
+
+    _version = field_validator("version")(lambda v: exact_version(v))
+
+
+class AddonKarpenter(Strict):
+    """Karpenter's controller, made when a pool has `provisioner: karpenter`: its Helm releases (CRDs and
+    controller), its IAM through EKS Pod Identity, the nodes' IAM role and access entry, and the SQS
+    interruption queue with its EventBridge rules."""
+
+    version: str = Field(
+        default="1.15.2",
+        description=(
+            "exact karpenter and karpenter-crd chart version (1.15.x: the NodePool and EC2NodeClass "
+            "fields rendered here are Karpenter 1.15's)"
+        ),
+        examples=["1.15.2"],
+    )
+    interruptionQueue: bool = Field(
+        default=True,
+        description=(
+            "an SQS queue and EventBridge rules so Karpenter drains nodes before spot interruptions, "
+            "scheduled maintenance and capacity reservation interruptions"
+        ),
+        examples=[True],
+    )
+    managePodIdentityAgent: bool = Field(
+        default=True,
+        description=(
+            "manage the eks-pod-identity-agent EKS add-on the controller's credentials come through (an "
+            "existing add-on on an attached cluster must be imported first, like vpc-cni)"
+        ),
+        examples=[True],
+    )
+
+    _version = field_validator("version")(lambda v: exact_version(v))
+
+    @field_validator("version")
+    @classmethod
+    def _minor(cls, v: str) -> str:
+        if v.lstrip("v").split(".")[:2] != list(KARPENTER_MINOR):
+            raise ValueError(f"{v!r} is not a Karpenter {'.'.join(KARPENTER_MINOR)}.x release: the NodePools and "
+                             "EC2NodeClasses are rendered for that API (networkInterfaces, capacityReservationSelectorTerms)")
+        return v
+
+
+class Addons(Strict):
+    gpuOperator: AddonGpuOperator = Field(
+        default_factory=AddonGpuOperator,
+        description="the NVIDIA GPU Operator",
+        examples=[{"install": True, "version": "v26.7.0"}],
+    )
+    kueue: AddonKueue = Field(
+        default_factory=AddonKueue,
+        description="Kueue, the job queueing controller",
+        examples=[{"install": True, "version": "0.19.2"}],
+    )
+    monitoring: AddonMonitoring = Field(
+        default_factory=AddonMonitoring,
+        description="DCGM ServiceMonitors, PrometheusRules and Grafana dashboards (needs the Prometheus Operator)",
+        examples=[{"install": True}],
+    )
+    efaDevicePlugin: AddonEfaDevicePlugin = Field(
+        default_factory=AddonEfaDevicePlugin,
+        description="the AWS EFA device plugin, on clusters with an EFA pool",
+        examples=[{"install": True, "version": "v0.5.30"}],
+    )
+    vpcCni: AddonVpcCni = Field(
+        default_factory=AddonVpcCni,
+        description="eks: the vpc-cni add-on, with NetworkPolicy enforcement on",
+        examples=[{"manage": True}],
+    )
+    karpenter: AddonKarpenter = Field(
+        default_factory=AddonKarpenter,
+        description="eks stacks with a `provisioner: karpenter` pool: the Karpenter controller",
+        examples=[{"version": "1.15.2"}],
+    )

@@ -1,0 +1,225 @@
+"""`python -m platform_cli`: validate | plan | render | check | nodes | job | kueue-config | simulate | plugins | config-reference.
+
+Exit codes: 0 ok, 1 policy violations (check), 2 invalid input (bad config, bad YAML, missing file).
+No traceback reaches the user for any bad input: every error names the file or config path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from gpu_platform.errors import InputError, SpecError
+from gpu_platform.spec import CONFIG_KEY
+from gpu_platform.stack_files import load_plan, read_json, stack_file
+
+from .plan_report import format_plan
+from .plugins import AWS_PACKAGE, KUBERNETES_PACKAGE, plugin_of
+
+EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID = 0, 1, 2
+
+
+# ---------------------------------------------------------------------------------------------------
+# commands
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    name, plan = load_plan(args.stack, args.file)
+    gpus = sum(p.capacity_gpus for p in plan.pools)
+    print(
+        f"{name}: valid: {len(plan.pools)} pools ({gpus} GPUs at max), {len(plan.teams)} teams, "
+        f"{len(plan.cohorts)} cohorts, environment {plan.environment}"
+        + (f", {len(plan.warnings)} warning(s)" if plan.warnings else "")
+    )
+    for w in plan.warnings:
+        print(f"warning: {w}")
+    return EXIT_OK
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    name, plan = load_plan(args.stack, args.file)
+    sys.stdout.write(format_plan(plan, args.format, name))
+    return EXIT_OK
+
+
+def _render(stack: str) -> Any:
+    stack_file(stack)  # a clear error for an unknown stack before pulumi is imported
+    load_plan(stack, None)  # and for an invalid one
+    from components.program import run
+    from harness.render import run_program, stack_config
+
+    return run_program(run, stack, stack_config(stack, stack_file(stack).parent))
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from harness.render import write
+
+    rendered = _render(args.stack)
+    path, count = write(rendered, Path(args.out))
+    print(f"{args.stack}: wrote {count} resources to {path} and manifests to {path.parent / 'manifests'}")
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from policies.gpu_policies.offline import check_resources, format_violations
+
+    if args.resources:
+        data = read_json(Path(args.resources))
+        label = args.resources
+    else:
+        data = [r.to_json() for r in _render(args.stack).custom]
+        label = args.stack
+        # What the pack cannot see in the resources (whether the cluster's CNI enforces the NetworkPolicies
+        # of an `existing` cluster) the plan says: its warnings come first, and never fail the check.
+        for w in load_plan(args.stack, None)[1].warnings:
+            print(f"warning: {w}")
+    violations = check_resources(data)
+    sys.stdout.write(format_violations(violations, label))
+    return EXIT_VIOLATIONS if any(v.mandatory for v in violations) else EXIT_OK
+
+
+def cmd_nodes(args: argparse.Namespace) -> int:
+    from gpu_platform.nodes import fake_nodes
+
+    _, plan = load_plan(args.stack, None)
+    print(json.dumps(fake_nodes(plan), indent=2, sort_keys=True))
+    return EXIT_OK
+
+
+def cmd_job(args: argparse.Namespace) -> int:
+    from gpu_platform.jobs import JobError, JobRequest, job
+
+    _, plan = load_plan(args.stack, None)
+    req = JobRequest(team=args.team, pool=args.pool, gpus=args.gpus, nodes=args.nodes, priority=args.priority,
+                     image=args.image, duration=args.duration, name=args.name, namespace=args.namespace)
+    try:
+        objects = job(plan, req)
+    except JobError as err:
+        raise InputError(str(err)) from None
+    doc: Any = objects[0] if len(objects) == 1 else {"apiVersion": "v1", "kind": "List", "items": objects}
+    if args.output == "json":
+        print(json.dumps(doc, indent=2))
+    else:
+        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False))
+    return EXIT_OK
+
+
+def cmd_kueue_config(args: argparse.Namespace) -> int:
+    from gpu_platform.kueue_config import chart_values, controller_config
+
+    _, plan = load_plan(args.stack, None)
+    doc = chart_values(plan) if args.values else controller_config(plan)
+    sys.stdout.write(yaml.safe_dump(doc, sort_keys=False))
+    return EXIT_OK
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    _, plan = load_plan(args.stack, None)
+    packages = [KUBERNETES_PACKAGE] + ([AWS_PACKAGE] if plan.cluster.provider == "eks" else [])
+    for package in packages:
+        print(" ".join(plugin_of(package)))
+    return EXIT_OK
+
+
+def _simulate_arguments(p: argparse.ArgumentParser) -> None:
+    from simulator.cli import add_arguments
+
+    add_arguments(p)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from simulator.cli import run
+
+    return run(args)
+
+
+def cmd_config_reference(args: argparse.Namespace) -> int:
+    from .config_reference import stale, write
+
+    if args.check:
+        out_of_date = stale()
+        for path in out_of_date:
+            print(f"{path.name} is out of date with the spec models: run python -m platform_cli config-reference",
+                  file=sys.stderr)
+        return EXIT_VIOLATIONS if out_of_date else EXIT_OK
+    written = write()
+    print(f"wrote {', '.join(p.name for p in written)}" if written else "config reference up to date")
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m platform_cli", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def source(sp: argparse.ArgumentParser, allow_file: bool = True) -> None:
+        g = sp.add_mutually_exclusive_group(required=True)
+        g.add_argument("--stack", help="stack name: reads Pulumi.<stack>.yaml")
+        if allow_file:
+            g.add_argument("file", nargs="?", help="a Pulumi.<stack>.yaml or a file with the platform value")
+
+    v = sub.add_parser("validate", help="validate a stack config; exit 2 with every error and its path")
+    source(v)
+    v.set_defaults(func=cmd_validate)
+    pl = sub.add_parser("plan", help="print the derived plan: pools, quotas, allocation, cost, warnings")
+    source(pl)
+    pl.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    pl.set_defaults(func=cmd_plan)
+    r = sub.add_parser("render", help="run the program under mocks; write resources.json and manifests/")
+    r.add_argument("--stack", required=True)
+    r.add_argument("--out", required=True, help="output directory")
+    r.set_defaults(func=cmd_render)
+    c = sub.add_parser("check", help="run the policy pack over a stack's resources without the engine")
+    g = c.add_mutually_exclusive_group(required=True)
+    g.add_argument("--stack")
+    g.add_argument("--resources", help="a resources.json written by render")
+    c.set_defaults(func=cmd_check)
+    n = sub.add_parser("nodes", help="fake Node objects for a stack's pools (local API server)")
+    n.add_argument("--stack", required=True)
+    n.set_defaults(func=cmd_nodes)
+    j = sub.add_parser("job", help="print a team's Job for a pool, ready for kubectl create -f -")
+    j.add_argument("--stack", required=True)
+    j.add_argument("--team", required=True)
+    j.add_argument("--pool", required=True)
+    j.add_argument("--gpus", type=int, required=True, help="units per pod, in the pool's units")
+    j.add_argument("--nodes", type=int, default=1, help="pods (one per node) of an indexed, all-or-nothing job")
+    j.add_argument("--priority", help="a platform priority the team is granted")
+    j.add_argument("--image", help="container image (default: a shell image that sleeps for --duration)")
+    j.add_argument("--duration", default="10m", help="how long the job runs (90s, 10m, 2h)")
+    j.add_argument("--name", help="Job name (default: <pool>-<random>)")
+    j.add_argument("--namespace", help="one of the team's namespaces (default: its first)")
+    j.add_argument("--output", choices=["yaml", "json"], default="yaml")
+    j.set_defaults(func=cmd_job)
+    k = sub.add_parser("kueue-config", help="print the Kueue controller Configuration (or --values) of a stack")
+    k.add_argument("--stack", required=True)
+    k.add_argument("--values", action="store_true", help="the Helm values of the Kueue chart instead")
+    k.set_defaults(func=cmd_kueue_config)
+    sim = sub.add_parser("simulate", help="replay a workload trace through the live local platform and report")
+    _simulate_arguments(sim)
+    sim.set_defaults(func=cmd_simulate)
+    cr = sub.add_parser("config-reference",
+                        help="write docs/config-reference.md and the JSON Schemas from the spec models")
+    cr.add_argument("--check", action="store_true", help="exit 1 when a committed file differs, write nothing")
+    cr.set_defaults(func=cmd_config_reference)
+    pg = sub.add_parser("plugins", help="the provider plugins (kind name version) a stack's program needs")
+    pg.add_argument("--stack", required=True)
+    pg.set_defaults(func=cmd_plugins)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SpecError as err:
+        print(f"error: invalid {CONFIG_KEY}: {len(err.problems)} problem(s)", file=sys.stderr)
+        for problem in err.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return EXIT_INVALID
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_INVALID

@@ -1,0 +1,132 @@
+"""The `plan` command's report: a plan as data (JSON) and as tables (text or Markdown for a PR comment)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpu_platform.plan import Plan, PoolPlan
+
+
+def _sharing(p: PoolPlan) -> str:
+    if p.sharing_mode == "mig":
+        return f"mig {p.mig_profile}"
+    if p.sharing_mode == "time-slicing":
+        return f"time-slicing x{p.replicas}"
+    return "full"
+
+
+def plan_data(plan: Plan) -> dict[str, Any]:
+    pools = []
+    for p in plan.pools:
+        allocated = plan.allocated_units(p.name)
+        pools.append({
+            "name": p.name,
+            "accelerator": p.accelerator,
+            "instanceType": p.instance_type,
+            "nodes": f"{p.min_nodes}-{p.max_nodes}",
+            "gpus": p.capacity_gpus,
+            "units": p.capacity_units,
+            "resource": p.resource_name,
+            "sharing": _sharing(p),
+            "fabric": p.fabric,
+            "efaDevicesPerNode": p.efa_interfaces,
+            "capacityType": p.capacity_type,
+            "provisioner": p.provisioner,
+            "karpenterCapacityTypes": list(p.karpenter.capacity_types) if p.karpenter else None,
+            "usdPerHourMax": p.usd_per_hour_max,
+            "allocated": allocated,
+            "allocation": round(allocated / p.capacity_units, 3) if p.capacity_units else 0.0,
+            "cpuPerUnit": f"{p.cpu_millis_per_unit}m",
+            "memoryPerUnit": f"{p.memory_mib_per_unit}Mi",
+            "scratch": p.scratch,
+        })
+    teams = []
+    for t in plan.teams:
+        teams.append({
+            "name": t.name,
+            "cohort": t.cohort,
+            "namespaces": list(t.namespaces),
+            "usdPerHourNominal": t.usd_per_hour_nominal,
+            "quotas": [
+                {"pool": q.pool, "resource": q.resource_name, "nominal": q.nominal,
+                 "borrowingLimit": q.borrowing, "lendingLimit": q.lending,
+                 "cpu": q.cpu(q.nominal), "memory": q.memory(q.nominal)}
+                for q in t.quotas
+            ],
+            "namespaceQuota": dict(t.namespace_quota),
+        })
+    return {
+        "environment": plan.environment,
+        "cluster": plan.cluster.name,
+        "provider": plan.cluster.provider,
+        "migStrategy": plan.mig_strategy,
+        "systemPool": None if (sp := plan.cluster.system_pool) is None else {
+            "nodeGroup": sp.node_group_name, "instanceType": sp.instance_type, "nodes": f"{sp.min_nodes}-{sp.max_nodes}"},
+        "vpcCniNetworkPolicy": plan.cluster.manage_vpc_cni,
+        "efaDevicePlugin": plan.installs_efa_device_plugin,
+        "karpenter": None if plan.karpenter is None else plan.karpenter.version,
+        "pools": pools,
+        "teams": teams,
+        "cohorts": [{"name": c.name, "parent": c.parent} for c in plan.cohorts],
+        "usdPerHourMax": round(sum(p.usd_per_hour_max for p in plan.pools), 2),
+        "warnings": list(plan.warnings),
+    }
+
+
+def _table(headers: list[str], rows: list[list[Any]], markdown: bool) -> str:
+    cells = [[("-" if v is None else str(v)) for v in row] for row in rows]
+    if markdown:
+        out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        out += ["| " + " | ".join(r) + " |" for r in cells]
+        return "\n".join(out)
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    line = lambda r: "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
+
+
+def format_plan(plan: Plan, fmt: str, title: str) -> str:
+    data = plan_data(plan)
+    if fmt == "json":
+        return json.dumps(data, indent=2, sort_keys=True)
+    md = fmt == "markdown"
+    h = (lambda s: f"### {s}") if md else (lambda s: f"{s}\n{'=' * len(s)}")
+    parts = [
+        (f"## gpu-platform plan: `{title}`" if md else f"gpu-platform plan: {title}")
+        + f"\n\nenvironment {plan.environment}, cluster {plan.cluster.name} ({plan.cluster.provider}), "
+        f"MIG strategy {plan.mig_strategy}, max ${data['usdPerHourMax']:,.2f}/h"
+        + (f"; system pool {data['systemPool']['instanceType']} x {data['systemPool']['nodes']}" if data["systemPool"] else "")
+        + ("; vpc-cni add-on with network policy" if data["vpcCniNetworkPolicy"] else "")
+        + ("; EFA device plugin" if data["efaDevicePlugin"] else "")
+        + (f"; Karpenter {data['karpenter']}" if data["karpenter"] else ""),
+        h("Pools"),
+        _table(
+            ["pool", "accelerator", "instance type", "nodes", "GPUs", "units", "sharing", "fabric", "capacity", "$/h max"],
+            [[p["name"], p["accelerator"], p["instanceType"], p["nodes"], p["gpus"], f"{p['units']} {p['resource']}",
+              p["sharing"], p["fabric"] + (f" ({p['efaDevicesPerNode']}/node)" if p["efaDevicesPerNode"] else ""),
+              p["capacityType"] + (f" (karpenter: {', '.join(p['karpenterCapacityTypes'])})"
+                                   if p["karpenterCapacityTypes"] else ""),
+              f"{p['usdPerHourMax']:,.2f}"] for p in data["pools"]],
+            md,
+        ),
+        h("Node storage and checkpoints"),
+        _table(["pool", "what a node's disks hold"], [[p["name"], p["scratch"]] for p in data["pools"]], md),
+        h("Teams by pool"),
+        _table(
+            ["team", "cohort", "pool", "nominal", "borrowing", "lending", "cpu", "memory"],
+            [[t["name"], t["cohort"], q["pool"], q["nominal"], q["borrowingLimit"], q["lendingLimit"], q["cpu"], q["memory"]]
+             for t in data["teams"] for q in t["quotas"]],
+            md,
+        ),
+        h("Allocation"),
+        _table(
+            ["pool", "nominal / capacity", "allocated"],
+            [[p["name"], f"{p['allocated']} / {p['units']}", f"{p['allocation'] * 100:.0f}%"] for p in data["pools"]],
+            md,
+        ),
+        h("Team cost at nominal quota"),
+        _table(["team", "$/h"], [[t["name"], f"{t['usdPerHourNominal']:,.2f}"] for t in data["teams"]], md),
+        h("Warnings"),
+        "\n".join(f"- {w}" for w in data["warnings"]) or "none",
+    ]
+    return "\n\n".join(parts) + "\n"
