@@ -106,9 +106,9 @@ class Engine:
 
 
 
-def start_cluster(state: Path, apiserver_port: str, etcd_port: str, label: str,
-                  extra: dict[str, str] | None = None) -> Cluster:
-    """`scripts/local-cluster start` in STATE on the given ports (extra: LOCAL_CLUSTER_* settings)."""
+def cluster_env(state: Path, apiserver_port: str, etcd_port: str,
+                extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of `scripts/local-cluster` for a cluster in STATE on the given ports."""
     env = base_env()
     env.update({
         "LOCAL_CLUSTER_DIR": str(state),
@@ -117,6 +117,13 @@ def start_cluster(state: Path, apiserver_port: str, etcd_port: str, label: str,
         CACHE_ENV: str(CACHE),
         **(extra or {}),
     })
+    return env
+
+
+def start_cluster(state: Path, apiserver_port: str, etcd_port: str, label: str,
+                  extra: dict[str, str] | None = None) -> Cluster:
+    """`scripts/local-cluster start` in STATE on the given ports (extra: LOCAL_CLUSTER_* settings)."""
+    env = cluster_env(state, apiserver_port, etcd_port, extra)
     started = time.perf_counter()
     run([str(ROOT / "scripts" / "local-cluster"), "start"], env, timeout=600)
     TIMINGS[f"{label} cluster start"] = round(time.perf_counter() - started, 1)
