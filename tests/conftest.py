@@ -6,6 +6,9 @@ import copy
 import functools
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,16 @@ def stack_file(stack: str) -> Path:
     return fixture if fixture.is_file() else ROOT / f"Pulumi.{stack}.yaml"
 
 
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.cache
+def reference_yaml(path: Path) -> Any:
+    """A reference file (CRD, chart values, promtool tests) parsed once per session with libyaml's safe
+    loader where PyYAML has it. Shared: read it, never mutate it (copy.deepcopy what a test changes)."""
+    return yaml.load(Path(path).read_text(), Loader=_YAML_LOADER)
+
+
 @functools.cache
 def stack_doc(stack: str) -> dict[str, Any]:
     return yaml.safe_load(stack_file(stack).read_text())
@@ -87,6 +100,66 @@ def render_config(config: dict[str, Any], stack: str = "test"):
 @pytest.fixture(params=STACKS)
 def stack(request) -> str:
     return request.param
+
+
+# --- The CLI in a process of its own, started when collection ends ------------------------------------------
+# A render of prod in a fresh interpreter (its own hash seed and registration timing) is what proves the
+# render deterministic; it costs an interpreter start, the SDK imports and a render (3-9 s on 2 busy cores).
+# Started as soon as collection shows a test wants it, it runs beside the other tests instead of before one.
+
+CLI_RENDER_STACK = "prod"
+
+
+def _cli_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+class CliRender:
+    """`python -m gpu_platform render --stack <stack> --out <out>` in its own process."""
+
+    def __init__(self, stack: str) -> None:
+        self.stack = stack
+        self.out = Path(tempfile.mkdtemp(prefix="gpu-platform-cli-render-")) / "out"
+        self.proc = subprocess.Popen([sys.executable, "-m", "gpu_platform", "render", "--stack", stack,
+                                      "--out", str(self.out)], cwd=ROOT, env=_cli_env(), text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        self.result: subprocess.CompletedProcess[str] | None = None
+
+    def wait(self, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        if self.result is None:
+            stdout, stderr = self.proc.communicate(timeout=timeout)
+            self.result = subprocess.CompletedProcess(self.proc.args, self.proc.returncode, stdout, stderr)
+        return self.result
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+        shutil.rmtree(self.out.parent, ignore_errors=True)
+
+
+_CLI_RENDERS: dict[str, CliRender] = {}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Tests that wait for the background CLI render go last (stable otherwise), so that it overlaps the rest.
+    items.sort(key=lambda item: "cli_render" in getattr(item, "fixturenames", ()))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if any("cli_render" in getattr(item, "fixturenames", ()) for item in session.items):
+        _CLI_RENDERS.setdefault(CLI_RENDER_STACK, CliRender(CLI_RENDER_STACK))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for render in _CLI_RENDERS.values():
+        render.close()
+
+
+@pytest.fixture(scope="session")
+def cli_render() -> CliRender:
+    """The CLI's render of CLI_RENDER_STACK in its own process (already running since collection)."""
+    return _CLI_RENDERS.setdefault(CLI_RENDER_STACK, CliRender(CLI_RENDER_STACK))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
