@@ -141,7 +141,16 @@ class CliRender:
 _CLI_RENDERS: dict[str, CliRender] = {}
 
 
+# Layers whose tests start live local clusters (each suite on its own ports): marked `cluster` (pytest.ini).
+CLUSTER_LAYERS = ("integration", "live", "simulate", "multikueue", "faults")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests_dir = ROOT / "tests"
+    for item in items:
+        path = Path(str(item.path))
+        if path.is_relative_to(tests_dir) and path.relative_to(tests_dir).parts[0] in CLUSTER_LAYERS:
+            item.add_marker(pytest.mark.cluster)
     # Tests that wait for the background CLI render go last (stable otherwise), so that it overlaps the rest.
     items.sort(key=lambda item: "cli_render" in getattr(item, "fixturenames", ()))
 
