@@ -164,30 +164,39 @@ def test_single_zone_pools_only_get_subnets_of_their_zone():
         assert got == want, pool.name
 
 
-def _prod_with_subnets(monkeypatch, zones: dict[str, str]):
-    """prod rendered with cluster.subnetIds = the keys of `zones`, each subnet in its zone."""
-    from components import render
+def _zone_lookup(monkeypatch, zones: dict[str, str], pool_name: str) -> list[str]:
+    """What the program gives prod's pool `pool_name` as subnets when cluster.subnetIds are the keys of
+    `zones`, each in its zone: components.node_pools' own lookup, run alone under the render mocks (a
+    whole render per case would cost seconds)."""
+    import pulumi
+
+    from components import node_pools, render
 
     for subnet, zone in zones.items():
         monkeypatch.setitem(render.SUBNET_ZONES, subnet, zone)
-    config = copy.deepcopy(stack_doc("prod")["config"])
-    config["gpu-platform:platform"]["cluster"]["subnetIds"] = list(zones)
-    return render_config(config, stack="prod")
+    plan = plan_of("prod")
+    cluster = dataclasses.replace(plan.cluster, subnet_ids=tuple(zones))
+    (pool,) = [p for p in plan.pools if p.name == pool_name]
+    found: list[list[str]] = []
+
+    def program() -> None:
+        node_pools._one_zone_subnets(cluster, pool, pulumi.InvokeOutputOptions()).apply(found.append)
+
+    render.run_program(program, "prod", {"aws:region": "us-east-1"})
+    (ids,) = found
+    return ids
 
 
 def test_a_zone_with_several_of_the_cluster_subnets_gets_them_all(monkeypatch):
-    r = _prod_with_subnets(monkeypatch, {"subnet-0a1": "us-east-1a", "subnet-0b2": "us-east-1b",
-                                         "subnet-0c3": "us-east-1b"})
-    by_pool = {ng.name: ng.inputs["subnetIds"] for ng in r.by_type(NODE_GROUP)}
-    assert by_pool["np-h100-train"] == ["subnet-0a1"]
-    assert by_pool["np-h200-train"] == ["subnet-0b2", "subnet-0c3"]
-    assert by_pool["np-l40s-infer"] == ["subnet-0a1", "subnet-0b2", "subnet-0c3"]
+    zones = {"subnet-0a1": "us-east-1a", "subnet-0c3": "us-east-1b", "subnet-0b2": "us-east-1b"}
+    assert _zone_lookup(monkeypatch, zones, "h200-train") == ["subnet-0b2", "subnet-0c3"]
+    assert _zone_lookup(monkeypatch, zones, "h100-train") == ["subnet-0a1"]
 
 
 def test_a_pool_whose_zone_has_none_of_the_cluster_subnets_fails_the_render_and_says_what_to_add(monkeypatch):
     """EC2 answers an empty list; the program refuses it rather than give the node group no subnet."""
     with pytest.raises(ValueError) as err:
-        _prod_with_subnets(monkeypatch, {"subnet-0b2": "us-east-1b", "subnet-0c3": "us-east-1c"})
+        _zone_lookup(monkeypatch, {"subnet-0b2": "us-east-1b", "subnet-0c3": "us-east-1c"}, "h100-train")
     message = str(err.value)
     assert "pool 'h100-train': none of cluster.subnetIds (subnet-0b2, subnet-0c3) is in availabilityZone " \
            "'us-east-1a'; add a subnet in that zone to cluster.subnetIds" in message, message
