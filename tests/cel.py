@@ -9,6 +9,8 @@ twins, each following the Kubernetes definition it names, and says so where it d
 - quantity(string), isQuantity(string), <Quantity>.asApproximateFloat(), <Quantity>.compareTo(<Quantity>)
   (library.Quantity; resource.Quantity's grammar and suffixes);
 - <string>.split(sep), <list>.join(sep), <string>.substring(start[, end]) (cel-go ext.Strings);
+- <string>.find(regex), <string>.findAll(regex[, limit]) (library.Regex; RE2 through google-re2, which
+  cel-python itself depends on, so the patterns mean what they mean in the API server);
 - authorizer.group(g).resource(r).check(verb).allowed() (library.Authz), answered from a fixed table of
   what the requester may do, the way a test would seed RBAC.
 They are a twin, not the real thing: the integration and live layers run the same expressions in a real
@@ -135,6 +137,22 @@ def _authz_allowed(a: Any) -> Any:
     return celtypes.BoolType(any((a.group, a.resource, a.verb, ns) in a.grants for ns in scopes))
 
 
+def _find(s: Any, pattern: Any) -> Any:
+    import re2
+
+    m = re2.search(str(pattern), str(s))
+    return celtypes.StringType(m.group(0) if m else "")
+
+
+def _find_all(s: Any, pattern: Any, limit: Any = None) -> Any:
+    import re2
+
+    found = [m.group(0) for m in re2.finditer(str(pattern), str(s))]
+    if limit is not None and int(limit) >= 0:
+        found = found[:int(limit)]
+    return celtypes.ListType([celtypes.StringType(f) for f in found])
+
+
 def _contains(container: Any, item: Any) -> Any:
     # cel-python 0.5.0: `'a' + 'b'` evaluates to a plain Python str, whose .contains() its own `contains`
     # then fails to find (AttributeError, "no such overload"); CEL's string contains, for either.
@@ -148,6 +166,7 @@ _K8S_FUNCTIONS = {
     "contains": _contains,
     "quantity": _quantity, "isQuantity": _is_quantity, "asApproximateFloat": _as_approximate_float,
     "compareTo": _compare_to, "split": _split, "join": _join, "substring": _substring,
+    "find": _find, "findAll": _find_all,
     "group": _authz_group, "resource": _authz_resource, "namespace": _authz_namespace, "check": _authz_check,
     "allowed": _authz_allowed,
 }
