@@ -222,6 +222,7 @@ class Request:
 class Decision:
     matched: bool
     denials: list[str] = field(default_factory=list)  # the message of each failed validation
+    variables: dict[str, Any] = field(default_factory=dict)  # spec.variables as evaluated
 
     @property
     def allowed(self) -> bool:
@@ -270,7 +271,8 @@ def review(spec: dict[str, Any], request: Request, obj: dict[str, Any] | None,
     for condition in spec.get("matchConditions", []):
         if not evaluate(condition["expression"], {**base, "variables": _variables_map({})}):
             return Decision(matched=False)
-    activation = {**base, "variables": _variables_map(variables(spec, base))}
+    values = variables(spec, base)
+    activation = {**base, "variables": _variables_map(values)}
     denials = []
     for check in spec["validations"]:
         try:
@@ -288,4 +290,4 @@ def review(spec: dict[str, Any], request: Request, obj: dict[str, Any] | None,
                 except celpy.CELEvalError:
                     pass  # the API server falls back to the static message
             denials.append(check.get("message") or f"failed expression: {check['expression']}")
-    return Decision(matched=True, denials=denials)
+    return Decision(matched=True, denials=denials, variables=values)

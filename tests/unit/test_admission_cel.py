@@ -9,6 +9,7 @@ object, with the label the API server adds.
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 import pytest
@@ -39,11 +40,16 @@ def policy(name: str) -> dict[str, Any]:
     return spec
 
 
-def namespace(name: str) -> dict[str, Any]:
+@functools.cache
+def _namespace(name: str) -> dict[str, Any]:
     (ns,) = [o for o in rendered(STACK).kubernetes_objects() if o["kind"] == "Namespace" and o["metadata"]["name"] == name]
     ns = copy.deepcopy(ns)
     ns["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = name
     return ns
+
+
+def namespace(name: str) -> dict[str, Any]:
+    return copy.deepcopy(_namespace(name))
 
 
 def team_namespace(topology: bool) -> str:

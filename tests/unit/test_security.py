@@ -58,9 +58,8 @@ def _image_review(spec: dict[str, Any], pod_spec: dict[str, Any], registries: li
     obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"}, "spec": pod_spec}
     request = cel.Request(kind="Pod", resource="pods", namespace="team-a", name="p", operation=operation,
                           sub_resource=sub_resource)
-    old = obj if operation == "UPDATE" else None
-    values = cel.variables(spec, cel.bindings(request, obj, old=old, namespace=ns))
-    return values, cel.review(spec, request, obj, old=old, namespace=ns)
+    decision = cel.review(spec, request, obj, old=obj if operation == "UPDATE" else None, namespace=ns)
+    return decision.variables, decision
 
 
 def test_the_admission_policy_reads_image_names_as_docker_does() -> None:
