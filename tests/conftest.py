@@ -83,10 +83,15 @@ def plan_of(stack: str):
 
 @functools.cache
 def rendered(stack: str):
-    """The real program run under mocks for a stack: components.render.Rendered."""
+    """The real program run under mocks for a stack: components.render.Rendered. The stacks most tests
+    read come from the render worker when it runs (the same run_program in a process of its own)."""
     from components.program import run
     from components.render import run_program
 
+    if _RENDER_WORKER is not None and stack in RENDER_WORKER_STACKS:
+        done = _RENDER_WORKER.get(stack)
+        if done is not None:
+            return done
     return run_program(run, stack, copy.deepcopy(stack_doc(stack)["config"]))
 
 
@@ -100,6 +105,77 @@ def render_config(config: dict[str, Any], stack: str = "test"):
 @pytest.fixture(params=STACKS)
 def stack(request) -> str:
     return request.param
+
+
+# --- Renders in a process of their own, started with the session ------------------------------------------
+# The cached renders of the stacks most tests read cost the test process 4-5 s of CPU; tests/render_worker.py
+# makes them on the other core while this process collects and runs the tests that need none. Started only
+# when the session includes a layer that reads them (not for a run of the cluster layers alone); set
+# GPU_PLATFORM_TEST_RENDER_WORKER=0 to render in-process.
+
+RENDER_WORKER_STACKS = ("prod", "staging", "local", KARPENTER_STACK)
+RENDER_LAYERS = ("unit", "policy", "promtool")
+
+
+class RenderWorker:
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="gpu-platform-renders-"))
+        self.proc = subprocess.Popen([sys.executable, "-m", "tests.render_worker", str(self.dir),
+                                      *RENDER_WORKER_STACKS], cwd=ROOT, env=_cli_env(), text=True,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def get(self, stack: str) -> Any:
+        """The worker's render of `stack`, or None if it stopped without one (the caller renders)."""
+        import gc
+        import pickle
+        import time
+
+        path = self.dir / f"{stack}.pickle"
+        while not path.exists():
+            if self.proc.poll() is not None and not path.exists():
+                return None
+            time.sleep(0.01)
+        collecting = gc.isenabled()
+        gc.disable()  # a large object graph: collections during the load find nothing to free
+        try:
+            return pickle.loads(path.read_bytes())
+        finally:
+            if collecting:
+                gc.enable()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_RENDER_WORKER: RenderWorker | None = None
+
+
+def _reads_renders(config: pytest.Config) -> bool:
+    tests_dir = ROOT / "tests"
+    for arg in config.args or [str(tests_dir)]:
+        path = Path(str(arg).split("::")[0])
+        path = (Path(config.invocation_params.dir) / path).resolve()
+        if path == tests_dir or path == ROOT:
+            return True
+        if path.is_relative_to(tests_dir) and path.relative_to(tests_dir).parts[0] in RENDER_LAYERS:
+            return True
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _RENDER_WORKER
+    if os.environ.get("GPU_PLATFORM_TEST_RENDER_WORKER", "1") != "0" and _reads_renders(config):
+        _RENDER_WORKER = RenderWorker()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _RENDER_WORKER
+    if _RENDER_WORKER is not None:
+        _RENDER_WORKER.close()
+        _RENDER_WORKER = None
 
 
 # --- The CLI in a process of its own, started when collection ends ------------------------------------------
