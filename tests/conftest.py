@@ -233,7 +233,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     if any("cli_render" in getattr(item, "fixturenames", ()) for item in session.items):
-        _CLI_RENDERS.setdefault(CLI_RENDER_STACK, CliRender(CLI_RENDER_STACK))
+        _cli_render()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -244,7 +244,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 @pytest.fixture(scope="session")
 def cli_render() -> CliRender:
     """The CLI's render of CLI_RENDER_STACK in its own process (already running since collection)."""
-    return _CLI_RENDERS.setdefault(CLI_RENDER_STACK, CliRender(CLI_RENDER_STACK))
+    return _cli_render()
+
+
+def _cli_render() -> CliRender:
+    if CLI_RENDER_STACK not in _CLI_RENDERS:  # one process per session (not setdefault: it would start another)
+        _CLI_RENDERS[CLI_RENDER_STACK] = CliRender(CLI_RENDER_STACK)
+    return _CLI_RENDERS[CLI_RENDER_STACK]
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
