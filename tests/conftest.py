@@ -227,8 +227,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         path = Path(str(item.path))
         if path.is_relative_to(tests_dir) and path.relative_to(tests_dir).parts[0] in CLUSTER_LAYERS:
             item.add_marker(pytest.mark.cluster)
-    # Tests that wait for the background CLI render go last (stable otherwise), so that it overlaps the rest.
-    items.sort(key=lambda item: "cli_render" in getattr(item, "fixturenames", ()))
+    # The fast layers first (a whole-suite run fails fast, and the background renders are done before any
+    # cluster suite starts, whose timings they would disturb); among them, the tests that wait for the
+    # background CLI render last, so that it overlaps the rest. Stable otherwise.
+    items.sort(key=lambda item: (item.get_closest_marker("cluster") is not None,
+                                 "cli_render" in getattr(item, "fixturenames", ())))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
