@@ -60,9 +60,26 @@ def _mask_secrets(value: Any) -> Any:
     return value
 
 
+# Offline, no subnet has a zone: each stack's cluster.subnetIds are taken to be in its region's zones
+# a, b, c... in the order listed (prod and staging name theirs that way), unless a subnet is in this table
+# (tests set it to put subnets elsewhere). A zone-filtered lookup answers as EC2 does: only the subnets in
+# that zone, possibly none.
+SUBNET_ZONES: dict[str, str] = {}
+
+
+def _subnet_zone(subnet: str, candidates: list[str], region: str) -> str:
+    if subnet in SUBNET_ZONES:
+        return SUBNET_ZONES[subnet]
+    return f"{region}{'abcdefghij'[candidates.index(subnet) % 10]}"
+
+
 class _Mocks(pmocks.Mocks):
     def new_resource(self, args: pmocks.MockResourceArgs):
         state = dict(args.inputs)
+        if args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
+            # What the AWS provider returns for a new template: its first version (an integer).
+            state.setdefault("latestVersion", 1)
+            state.setdefault("defaultVersion", 1)
         # The Kubernetes provider's ids are namespace/name; give outputs an id the program can use.
         return f"{args.name}-id", state
 
@@ -98,10 +115,12 @@ class _Mocks(pmocks.Mocks):
         if args.token == "aws:iam/getPolicyDocument:getPolicyDocument":
             return {"json": json.dumps({"Version": "2012-10-17", "Statement": []})}
         if args.token == "aws:ec2/getSubnets:getSubnets":
-            # Subnet zones are unknown offline: answer a zone-filtered lookup with the first candidate subnet.
             filters = {f.get("name"): list(f.get("values") or []) for f in args.args.get("filters") or []}
-            ids = filters.get("subnet-id", ["subnet-00000000"])[:1]
-            return {"id": "us-east-1", "ids": ids, "filters": args.args.get("filters") or []}
+            region = pulumi.Config("aws").get("region") or "us-east-1"
+            candidates = filters.get("subnet-id", ["subnet-00000000"])
+            zones = filters.get("availability-zone")
+            ids = [s for s in candidates if zones is None or _subnet_zone(s, candidates, region) in zones]
+            return {"id": region, "ids": ids, "filters": args.args.get("filters") or []}
         return {}
 
 

@@ -115,16 +115,21 @@ def cluster_key(plan: Plan) -> str:
 
 
 def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], horizon: float, speed: float,
-                 out: Path, keep: bool = False, progress=terminal_progress) -> dict[str, dict]:
+                 out: Path, keep: bool = False, progress=terminal_progress,
+                 traces: dict[str, tuple[list[TraceJob], float]] | None = None) -> dict[str, dict]:
     """Replay the trace against each (name, stack file, plan) in turn and write each report under out/name.
-    Consecutive configs with the same cluster_key share a cluster: drained and redeployed between them."""
+    Consecutive configs with the same cluster_key share a cluster: drained and redeployed between them.
+    `traces` gives a config its own (jobs, horizon) instead of the common ones (tests replay only what a
+    variant is asserted on)."""
     from .replay import drain
 
     reports: dict[str, dict] = {}
     session: Session | None = None
     key = previous_plan = None
     try:
+        common = (jobs, horizon)
         for name, layer, plan in configs:
+            jobs, horizon = (traces or {}).get(name, common)
             t0 = time.perf_counter()
             started = deployed = 0.0
             if session is not None and cluster_key(plan) == key:

@@ -6,6 +6,9 @@ import copy
 import functools
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,16 @@ def stack_file(stack: str) -> Path:
     return fixture if fixture.is_file() else ROOT / f"Pulumi.{stack}.yaml"
 
 
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.cache
+def reference_yaml(path: Path) -> Any:
+    """A reference file (CRD, chart values, promtool tests) parsed once per session with libyaml's safe
+    loader where PyYAML has it. Shared: read it, never mutate it (copy.deepcopy what a test changes)."""
+    return yaml.load(Path(path).read_text(), Loader=_YAML_LOADER)
+
+
 @functools.cache
 def stack_doc(stack: str) -> dict[str, Any]:
     return yaml.safe_load(stack_file(stack).read_text())
@@ -72,10 +85,15 @@ def plan_of(stack: str):
 
 @functools.cache
 def rendered(stack: str):
-    """The real program run under mocks for a stack: harness.render.Rendered."""
+    """The real program run under mocks for a stack: harness.render.Rendered. The stacks most tests
+    read come from the render worker when it runs (the same run_program in a process of its own)."""
     from components.program import run
     from harness.render import run_program
 
+    if _RENDER_WORKER is not None and stack in RENDER_WORKER_STACKS:
+        done = _RENDER_WORKER.get(stack)
+        if done is not None:
+            return done
     return run_program(run, stack, copy.deepcopy(stack_doc(stack)["config"]))
 
 
@@ -89,6 +107,155 @@ def render_config(config: dict[str, Any], stack: str = "test"):
 @pytest.fixture(params=STACKS)
 def stack(request) -> str:
     return request.param
+
+
+# --- Renders in a process of their own, started with the session ------------------------------------------
+# The cached renders of the stacks most tests read cost the test process 4-5 s of CPU; tests/render_worker.py
+# makes them on the other core while this process collects and runs the tests that need none. Started only
+# when the session includes a layer that reads them (not for a run of the cluster layers alone); set
+# GPU_PLATFORM_TEST_RENDER_WORKER=0 to render in-process.
+
+RENDER_WORKER_STACKS = ("prod", "staging", "local", KARPENTER_STACK)
+RENDER_LAYERS = ("unit", "policy", "promtool")
+
+
+class RenderWorker:
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="gpu-platform-renders-"))
+        self.proc = subprocess.Popen([sys.executable, "-m", "tests.render_worker", str(self.dir),
+                                      *RENDER_WORKER_STACKS], cwd=ROOT, env=_cli_env(), text=True,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def get(self, stack: str) -> Any:
+        """The worker's render of `stack`, or None if it stopped without one (the caller renders)."""
+        import gc
+        import pickle
+        import time
+
+        path = self.dir / f"{stack}.pickle"
+        while not path.exists():
+            if self.proc.poll() is not None and not path.exists():
+                return None
+            time.sleep(0.01)
+        collecting = gc.isenabled()
+        gc.disable()  # a large object graph: collections during the load find nothing to free
+        try:
+            return pickle.loads(path.read_bytes())
+        finally:
+            if collecting:
+                gc.enable()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_RENDER_WORKER: RenderWorker | None = None
+
+
+def _reads_renders(config: pytest.Config) -> bool:
+    tests_dir = ROOT / "tests"
+    for arg in config.args or [str(tests_dir)]:
+        path = Path(str(arg).split("::")[0])
+        path = (Path(config.invocation_params.dir) / path).resolve()
+        if path == tests_dir or path == ROOT:
+            return True
+        if path.is_relative_to(tests_dir) and path.relative_to(tests_dir).parts[0] in RENDER_LAYERS:
+            return True
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _RENDER_WORKER
+    if os.environ.get("GPU_PLATFORM_TEST_RENDER_WORKER", "1") != "0" and _reads_renders(config):
+        _RENDER_WORKER = RenderWorker()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _RENDER_WORKER
+    if _RENDER_WORKER is not None:
+        _RENDER_WORKER.close()
+        _RENDER_WORKER = None
+
+
+# --- The CLI in a process of its own, started when collection ends ------------------------------------------
+# A render of prod in a fresh interpreter (its own hash seed and registration timing) is what proves the
+# render deterministic; it costs an interpreter start, the SDK imports and a render (3-9 s on 2 busy cores).
+# Started as soon as collection shows a test wants it, it runs beside the other tests instead of before one.
+
+CLI_RENDER_STACK = "prod"
+
+
+def _cli_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+class CliRender:
+    """`python -m gpu_platform render --stack <stack> --out <out>` in its own process."""
+
+    def __init__(self, stack: str) -> None:
+        self.stack = stack
+        self.out = Path(tempfile.mkdtemp(prefix="gpu-platform-cli-render-")) / "out"
+        self.proc = subprocess.Popen([sys.executable, "-m", "platform_cli", "render", "--stack", stack,
+                                      "--out", str(self.out)], cwd=ROOT, env=_cli_env(), text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        self.result: subprocess.CompletedProcess[str] | None = None
+
+    def wait(self, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        if self.result is None:
+            stdout, stderr = self.proc.communicate(timeout=timeout)
+            self.result = subprocess.CompletedProcess(self.proc.args, self.proc.returncode, stdout, stderr)
+        return self.result
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+        shutil.rmtree(self.out.parent, ignore_errors=True)
+
+
+_CLI_RENDERS: dict[str, CliRender] = {}
+
+
+# Layers whose tests start live local clusters (each suite on its own ports): marked `cluster` (pytest.ini).
+CLUSTER_LAYERS = ("integration", "live", "simulate", "multikueue", "faults")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests_dir = ROOT / "tests"
+    for item in items:
+        path = Path(str(item.path))
+        if path.is_relative_to(tests_dir) and path.relative_to(tests_dir).parts[0] in CLUSTER_LAYERS:
+            item.add_marker(pytest.mark.cluster)
+    # The fast layers first (a whole-suite run fails fast, and the background renders are done before any
+    # cluster suite starts, whose timings they would disturb); among them, the tests that wait for the
+    # background CLI render last, so that it overlaps the rest. Stable otherwise.
+    items.sort(key=lambda item: (item.get_closest_marker("cluster") is not None,
+                                 "cli_render" in getattr(item, "fixturenames", ())))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if any("cli_render" in getattr(item, "fixturenames", ()) for item in session.items):
+        _cli_render()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for render in _CLI_RENDERS.values():
+        render.close()
+
+
+@pytest.fixture(scope="session")
+def cli_render() -> CliRender:
+    """The CLI's render of CLI_RENDER_STACK in its own process (already running since collection)."""
+    return _cli_render()
+
+
+def _cli_render() -> CliRender:
+    if CLI_RENDER_STACK not in _CLI_RENDERS:  # one process per session (not setdefault: it would start another)
+        _CLI_RENDERS[CLI_RENDER_STACK] = CliRender(CLI_RENDER_STACK)
+    return _CLI_RENDERS[CLI_RENDER_STACK]
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

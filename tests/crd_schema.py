@@ -1,13 +1,19 @@
 """Validate objects against the openAPIV3Schema of the reference CRDs (../shared/crds).
 
 A structural check (types, required fields, enums, unknown fields, min/max, patterns) so a typo in a
-Kueue or Prometheus Operator field fails in the unit tests. CEL rules (x-kubernetes-validations) are
-checked for real by the API server in the integration layer.
+Kueue or Prometheus Operator field fails in the unit tests, and (validate(obj, rules=True)) the CRDs' CEL
+rules (x-kubernetes-validations), evaluated by cel-python (tests/cel.py) with `self` bound to the defaulted value as the API
+server binds it. Transition rules (those reading oldSelf) judge updates only and are not run: validate()
+judges an object as created. A rule that calls a Kubernetes CEL library function cel-python lacks and
+tests/cel.py has no twin for is not judged here: it is recorded in UNEVALUATED (never passed silently as
+true) and left to the API server, which runs every rule in the integration layer.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
+import json
 import os
 import re
 from pathlib import Path
@@ -52,8 +58,33 @@ def known(api_version: str, kind: str) -> bool:
     return (api_version, kind) in _schemas()
 
 
-def validate(obj: dict[str, Any]) -> list[str]:
-    """Every schema violation in `obj` as 'path: message'; empty when valid."""
+def validate(obj: dict[str, Any], rules: bool = False) -> list[str]:
+    """Every schema violation in `obj` as 'path: message'; empty when valid. With `rules`, the CRD's CEL
+    rules too (tests/unit/test_crd_rules.py judges every rendered object so; cel-python takes about a second
+    on a quadratic rule over an EFA node class's 33 interfaces, so the structural checks elsewhere skip
+    them). The same object is judged once per session."""
+    errors, unevaluated = _validate(json.dumps(obj, sort_keys=True), rules)
+    UNEVALUATED.update(unevaluated)  # on every call, cached or not
+    return list(errors)
+
+
+@functools.lru_cache(maxsize=4096)
+def _validate(text: str, rules: bool) -> tuple[tuple[str, ...], tuple[tuple[tuple[str, str], str], ...]]:
+    before = dict(UNEVALUATED)
+    UNEVALUATED.clear()
+    token = _RULES.set(rules)
+    try:
+        errors = tuple(_validate_uncached(json.loads(text)))
+        return errors, tuple(UNEVALUATED.items())
+    finally:
+        _RULES.reset(token)
+        UNEVALUATED.update(before)
+
+
+_RULES: contextvars.ContextVar[bool] = contextvars.ContextVar("crd_schema_rules", default=False)
+
+
+def _validate_uncached(obj: dict[str, Any]) -> list[str]:
     key = (obj.get("apiVersion"), obj.get("kind"))
     schema = _schemas().get(key)  # type: ignore[arg-type]
     if schema is None:
@@ -63,6 +94,45 @@ def validate(obj: dict[str, Any]) -> list[str]:
     _check(body, {**schema, "properties": {k: v for k, v in schema.get("properties", {}).items()
                                             if k not in ("apiVersion", "kind", "metadata")}}, "", errors)
     return errors
+
+
+# (schema path, rule) of CEL rules that could not be evaluated offline, with the reason.
+UNEVALUATED: dict[tuple[str, str], str] = {}
+
+
+def _defaulted(value: Any, schema: dict[str, Any]) -> Any:
+    """`value` with the schema's defaults filled in, as the API server defaults before it validates."""
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        out = {k: _defaulted(v, props.get(k) or (schema.get("additionalProperties")
+                                                 if isinstance(schema.get("additionalProperties"), dict) else {}))
+               for k, v in value.items()}
+        for k, p in props.items():
+            if k not in out and "default" in p:
+                out[k] = _defaulted(p["default"], p)
+        return out
+    if isinstance(value, list):
+        return [_defaulted(v, schema.get("items") or {}) for v in value]
+    return value
+
+
+def _check_rules(value: Any, schema: dict[str, Any], path: str, errors: list[str]) -> None:
+    from tests import cel
+
+    for rule in schema.get("x-kubernetes-validations") or []:
+        text = rule["rule"]
+        if "oldSelf" in text:
+            continue  # a transition rule: only on update
+        try:
+            ok = cel.evaluate(text, {"self": cel.to_cel(_defaulted(value, schema))})
+        except cel.celpy.CELEvalError as err:
+            if "undeclared reference to" in str(err) or "no such function" in str(err):
+                UNEVALUATED[(path, text)] = str(err)[:200]
+                continue
+            errors.append(f"{path or '.'}: CEL rule {text!r} failed to evaluate: {err}")
+            continue
+        if not ok:
+            errors.append(f"{path or '.'}: {rule.get('message') or f'failed rule: {text}'}")
 
 
 _TYPES = {
@@ -125,3 +195,5 @@ def _check(value: Any, schema: dict[str, Any], path: str, errors: list[str]) -> 
                 _check(v, extra, f"{path}.{k}", errors)
             elif props is not None and not schema.get("x-kubernetes-preserve-unknown-fields") and extra is not True:
                 errors.append(f"{path}.{k}: unknown field")
+    if "x-kubernetes-validations" in schema and _RULES.get():
+        _check_rules(value, schema, path, errors)

@@ -81,11 +81,19 @@ def test_fake_gpu_nodes_carry_their_pools(deployed: dict, cluster: Cluster) -> N
 # --- RBAC, as the tenants themselves (impersonation of users in the spec's groups) ----------------------
 
 def can(cluster: Cluster, group: str, verb: str, resource: str, namespace: str | None = None) -> bool:
+    """`kubectl auth can-i` answers `yes` (exit 0) or `no` (exit 1) on stdout. Anything else (an unknown
+    resource, a refused impersonation, an API server that is down) is not a `no`: it fails the test, so a
+    denial can only be asserted because RBAC denied."""
     args = ["auth", "can-i", verb, resource, "--as", f"user-of-{group}", "--as-group", group]
     if namespace:
         args += ["-n", namespace]
     out = cluster.kubectl(*args, check=False)
-    return out.stdout.strip() == "yes"
+    answer = (out.returncode, out.stdout.strip())
+    assert answer in ((0, "yes"), (1, "no")), f"kubectl {' '.join(args)}: exit {out.returncode}, " \
+        f"stdout {out.stdout!r}, stderr {out.stderr[-2000:]!r}"
+    # A resource the server does not serve is answered `no` with a warning: a typo would pass as a denial.
+    assert "doesn't have a resource type" not in out.stderr, f"kubectl {' '.join(args)}: {out.stderr[-2000:]}"
+    return answer == (0, "yes")
 
 
 def _teams() -> list[Any]:
@@ -155,10 +163,15 @@ def test_a_team_member_with_real_credentials(deployed: dict, cluster: Cluster) -
     kubeconfig = cluster.user("integration-alice", team.member_groups[0])
     ok = cluster.kubectl("get", "pods", "-n", team.namespaces[0], kubeconfig=kubeconfig, check=False)
     assert ok.returncode == 0, ok.stderr
+    # Refused by RBAC, for this user, this verb and this resource (the authorizer's own wording).
     denied = cluster.kubectl("get", "pods", "-n", other.namespaces[0], kubeconfig=kubeconfig, check=False)
-    assert denied.returncode != 0 and "forbidden" in denied.stderr.lower()
+    assert denied.returncode != 0, denied.stdout
+    assert ('User "integration-alice" cannot list resource "pods" in API group "" in the namespace '
+            f'"{other.namespaces[0]}"') in denied.stderr, denied.stderr
     cq = cluster.kubectl("delete", "clusterqueue", team.cluster_queue, "--dry-run=server", kubeconfig=kubeconfig, check=False)
-    assert cq.returncode != 0 and "forbidden" in cq.stderr.lower()
+    assert cq.returncode != 0, cq.stdout
+    assert ('User "integration-alice" cannot delete resource "clusterqueues" in API group "kueue.x-k8s.io" '
+            'at the cluster scope') in cq.stderr, cq.stderr
 
 
 # --- Admission: what a tenant submits with kubectl ---------------------------------------------------------
@@ -192,6 +205,12 @@ def _team_with_gpu_quota() -> Any:
     return next(t for t in _teams() if any(q.resource_name == cv.GPU_RESOURCE for q in t.quotas))
 
 
+# What Pod Security admission names for each case (k8s.io/pod-security-admission policy checks).
+PSA_VIOLATIONS = {"privileged": 'privileged (container "main" must not set securityContext.privileged=true)',
+                  "hostNetwork": "host namespaces (hostNetwork=true)",
+                  "hostPath": 'hostPath volumes (volume "host")'}
+
+
 @pytest.mark.parametrize("case", ["privileged", "hostNetwork", "hostPath"])
 def test_pod_security_rejects_host_access_in_tenant_namespaces(deployed: dict, cluster: Cluster, case: str) -> None:
     team = _team_with_gpu_quota()
@@ -204,7 +223,7 @@ def test_pod_security_rejects_host_access_in_tenant_namespaces(deployed: dict, c
     else:
         pod["spec"]["volumes"] = [{"name": "host", "hostPath": {"path": "/"}}]
     ok, err = _submit(cluster, pod, group)
-    assert not ok and "PodSecurity" in err, err
+    assert not ok and f'violates PodSecurity "{team.pod_security}:' in err and PSA_VIOLATIONS[case] in err, err
     # The same pod without the host access is admitted: the rejection is about that field alone.
     ok, err = _submit(cluster, _pod(f"psa-ok-{case.lower()}", ns), group)
     assert ok, err
@@ -215,7 +234,7 @@ def test_quota_rejects_more_gpus_than_the_team_holds(deployed: dict, cluster: Cl
     ns, group = team.namespaces[0], team.member_groups[0]
     cap = int(team.namespace_quota[f"requests.{cv.GPU_RESOURCE}"])
     ok, err = _submit(cluster, _pod("too-many-gpus", ns, gpus=cap + 1), group)
-    assert not ok and "exceeded quota" in err, err
+    assert not ok and f"exceeded quota: {cv.TENANT_QUOTA_NAME}, requested: requests.{cv.GPU_RESOURCE}={cap + 1}" in err, err
     ok, err = _submit(cluster, _pod("fits", ns, gpus=1), group)
     assert ok, err
 
@@ -248,7 +267,7 @@ def test_gpu_work_is_always_queued(deployed: dict, cluster: Cluster) -> None:
     cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": ns},
             "spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": job["spec"]}}}
     ok, err = _submit(cluster, cron, group)
-    assert not ok and cv.TENANT_WORKLOAD_POLICY in err and cv.QUEUE_NAME_LABEL in err, err
+    assert not ok and f"ValidatingAdmissionPolicy '{cv.TENANT_WORKLOAD_POLICY}'" in err and cv.QUEUE_NAME_LABEL in err, err
     cron["spec"]["jobTemplate"]["metadata"] = {"labels": {cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME}}
     ok, err = _submit(cluster, cron, group)
     assert ok, err
@@ -259,7 +278,9 @@ def test_tenants_cannot_open_their_network_policies(deployed: dict, cluster: Clu
     ns, group = team.namespaces[0], team.admin_groups[0]
     out = cluster.kubectl("delete", "networkpolicy", cv.NETWORK_POLICY_DEFAULT_DENY, "-n", ns, "--dry-run=server",
                           "--as", f"user-of-{group}", "--as-group", group, check=False)
+    # The team's admins hold `admin`, which may delete NetworkPolicies: it is the guard policy that refuses.
     assert out.returncode != 0, out.stdout
+    assert f"ValidatingAdmissionPolicy '{cv.TENANT_NETWORK_POLICY_GUARD}'" in out.stderr, out.stderr
 
 
 # --- Idempotence, drift, teardown --------------------------------------------------------------------------

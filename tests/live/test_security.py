@@ -42,7 +42,8 @@ def test_an_init_container_cannot_bring_the_image_in_either(live: Live) -> None:
     assert IMAGES in err and "not allowed: evil.example/fetch;" in err
     # A name without a registry is Docker Hub's: docker.io/<name>, and for one part docker.io/library/<name>.
     spec["initContainers"][0]["image"] = "someone/tool:2"
-    assert "not allowed: docker.io/someone/tool:2;" in refused(live, job, "beta")
+    err = refused(live, job, "beta")
+    assert IMAGES in err and "not allowed: docker.io/someone/tool:2;" in err
 
 
 def test_a_team_may_pull_from_its_own_registry_and_only_that_team(live: Live) -> None:
@@ -57,7 +58,8 @@ def test_a_team_may_pull_from_its_own_registry_and_only_that_team(live: Live) ->
     assert IMAGES in err and f"not allowed: {own};" in err
     # A host that merely starts with an allowed one is another host.
     job["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.example.com.evil.example/alpha/x:1"
-    assert "not allowed: registry.example.com.evil.example/alpha/x:1;" in refused(live, job, "alpha")
+    err = refused(live, job, "alpha")
+    assert IMAGES in err and "not allowed: registry.example.com.evil.example/alpha/x:1;" in err
 
 
 def _running_pod(live: Live, name: str) -> str:
@@ -94,7 +96,8 @@ def test_a_job_without_a_ttl_or_with_a_long_one_is_refused(live: Live) -> None:
     err = refused(live, job, "beta")
     assert CLEANUP in err and f"must set spec.ttlSecondsAfterFinished, at most {limit} seconds" in err
     job["spec"]["ttlSecondsAfterFinished"] = limit + 1
-    assert CLEANUP in refused(live, job, "beta")
+    err = refused(live, job, "beta")
+    assert CLEANUP in err and f"at most {limit} seconds" in err
     (ok,) = live.job("beta", "train", 1, "tidy")
     assert ok["spec"]["ttlSecondsAfterFinished"] == live.plan.job_ttl_seconds
 
@@ -136,7 +139,8 @@ def test_a_tenants_job_submission_and_a_denied_secret_read_are_in_the_audit_log(
     ns, other = live.namespace("alpha"), live.namespace("beta")
     live.submit("alpha", "train", 1, "audited")
     out = live.kubectl("get", "secret", "anything", "-n", other, as_team="alpha", check=False)
-    assert out.returncode != 0 and "forbidden" in out.stderr
+    assert out.returncode != 0 and f'cannot get resource "secrets" in API group "" in the namespace "{other}"' in out.stderr, \
+        out.stderr
 
     def submitted(e: dict[str, Any]) -> bool:
         ref = e.get("objectRef", {})

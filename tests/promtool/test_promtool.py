@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from components import alerts, dashboards
-from tests.conftest import plan_of, rendered, require_tools
+from tests.conftest import plan_of, reference_yaml, rendered, require_tools
 
 HERE = Path(__file__).resolve().parent
 TEST_FILES = sorted(HERE.glob("*.test.yaml"))
@@ -61,23 +61,49 @@ def workdir(tmp_path_factory) -> Path:
     return out
 
 
-def run(promtool: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([promtool, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+CHECKS = {
+    "rules": ("check", "rules", RULES),
+    "dashboards": ("check", "rules", DASHBOARD_RULES),
+    # One `promtool test rules` per test file: they run side by side (promtool runs a file's groups in turn).
+    **{f"test {f.name}": ("test", "rules", f.name) for f in TEST_FILES},
+}
 
 
-def test_rules_pass_promtool_check(promtool: str, workdir: Path) -> None:
-    res = run(promtool, workdir, "check", "rules", RULES)
+@pytest.fixture(scope="module")
+def runs(promtool: str, workdir: Path) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Every promtool run of this module, started at once and each waited for (120 s each at most)."""
+    procs = {name: subprocess.Popen([promtool, *args], cwd=workdir, text=True, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE) for name, args in CHECKS.items()}
+    out = {}
+    try:
+        for name, proc in procs.items():
+            stdout, stderr = proc.communicate(timeout=120)
+            out[name] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    return out
+
+
+def test_rules_pass_promtool_check(runs) -> None:
+    res = runs["rules"]
     assert res.returncode == 0, res.stdout + res.stderr
+    assert "SUCCESS" in res.stdout + res.stderr
 
 
-def test_alert_unit_tests_pass(promtool: str, workdir: Path) -> None:
-    res = run(promtool, workdir, "test", "rules", *(f.name for f in TEST_FILES))
+@pytest.mark.parametrize("test_file", [f.name for f in TEST_FILES])
+def test_alert_unit_tests_pass(runs, test_file: str) -> None:
+    res = runs[f"test {test_file}"]
     assert res.returncode == 0, res.stdout + res.stderr
+    assert "SUCCESS" in res.stdout + res.stderr
 
 
-def test_dashboard_queries_are_valid_promql(promtool: str, workdir: Path) -> None:
-    res = run(promtool, workdir, "check", "rules", DASHBOARD_RULES)
+def test_dashboard_queries_are_valid_promql(runs) -> None:
+    res = runs["dashboards"]
     assert res.returncode == 0, res.stdout + res.stderr
+    assert "SUCCESS" in res.stdout + res.stderr
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -87,7 +113,7 @@ def test_dashboard_queries_are_valid_promql(promtool: str, workdir: Path) -> Non
 def _alert_cases() -> list[tuple[str, list[dict[str, Any]]]]:
     out = []
     for f in TEST_FILES:
-        doc = yaml.safe_load(f.read_text())
+        doc = reference_yaml(f)
         for group in doc["tests"]:
             for case in group.get("alert_rule_test", []):
                 out.append((case["alertname"], case.get("exp_alerts") or []))
@@ -106,7 +132,7 @@ def test_every_alert_has_a_firing_and_a_silent_case() -> None:
 
 def test_test_files_read_the_generated_rules() -> None:
     for f in TEST_FILES:
-        assert yaml.safe_load(f.read_text())["rule_files"] == [LABELS_ONLY_RULES], f.name
+        assert reference_yaml(f)["rule_files"] == [LABELS_ONLY_RULES], f.name
 
 
 def test_every_alert_carries_a_team_or_pool_label_when_it_fires() -> None:

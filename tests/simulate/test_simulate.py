@@ -8,6 +8,10 @@ Then the same trace against the variant where owner lends nothing (lendingLimit 
 wait for its own quota, and the pool sits half idle. The cluster is shared (same nodes and Kueue
 Configuration): drained and redeployed between the two.
 
+The no-lend variant replays only the lend scenario, the only one asserted on it (its horizon ends
+NO_LEND_HORIZON after the borrower's second wave could have finished, instead of waiting out the fill wave):
+the same jobs at the same times, so the borrower's waits compare one for one.
+
 Tolerance: Kueue batches its queue updates by a second (pkg/constants UpdatesBatchPeriod) and admits about
 one workload per 0.1-0.3 s on 2 cores under this load, so the jobs of one instant are all admitted within
 TOLERANCE_WALL seconds of wall time; a wait known by construction is asserted to within that (times the
@@ -34,6 +38,13 @@ SHORT = 20.0 * SPEED
 FILL = 80.0 * SPEED
 TOLERANCE_WALL = 10.0
 HORIZON = 2 * WAVE + 25 * SPEED
+LEND_AT = 8 * SPEED
+# Two waves of SHORT after LEND_AT, and as much margin as the base horizon leaves after the share waves.
+NO_LEND_HORIZON = LEND_AT + 2 * SHORT + 20 * SPEED
+
+
+def lend_jobs(first_id: int) -> list[TraceJob]:
+    return [TraceJob(first_id + i, LEND_AT, "borrower", "lend", 1, 1, SHORT) for i in range(16)]
 
 
 def trace() -> list[TraceJob]:
@@ -44,8 +55,7 @@ def trace() -> list[TraceJob]:
     for i in range(16):
         for team in ("left", "right"):
             jobs.append(TraceJob(len(jobs) + 1, 4 * SPEED, team, "share", 1, 1, WAVE))
-    for i in range(16):
-        jobs.append(TraceJob(len(jobs) + 1, 8 * SPEED, "borrower", "lend", 1, 1, SHORT))
+    jobs += lend_jobs(len(jobs) + 1)
     return jobs
 
 
@@ -60,7 +70,11 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     no_lend = tmp / "no-lend.stack.yaml"
     no_lend.write_text(yaml.safe_dump(doc, sort_keys=False))
     configs = [(name, f, load_plan(None, str(f))[1]) for name, f in (("base", base), ("no-lend", no_lend))]
-    out = simulate_all(configs, trace(), HORIZON, SPEED, tmp / "out", progress=lambda line: None)
+    full = trace()
+    lend_only = [j for j in full if j.pool == "lend"]
+    assert lend_only == lend_jobs(lend_only[0].line)
+    out = simulate_all(configs, full, HORIZON, SPEED, tmp / "out", progress=lambda line: None,
+                       traces={"no-lend": (lend_only, NO_LEND_HORIZON)})
     for name, r in out.items():
         TIMINGS[f"simulate ({name}): wall"] = r["simulator"]["total_s"]
     return out

@@ -1,24 +1,20 @@
-"""The CLI as a user (or CI) runs it: exit codes, messages, formats, determinism; never a traceback."""
+"""The CLI as a user (or CI) runs it: exit codes, messages, formats, determinism; never a traceback.
+
+`main()` is what `python -m gpu_platform` runs (`sys.exit(main())`): called in-process, an exception
+that escapes it (what a user would see as a traceback) fails the test. One render runs the module in its
+own interpreter (tests/conftest.py `cli_render`), which also covers the `-m` entry point.
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from platform_cli.cli import main
-from tests.conftest import ROOT, STACKS, stack_doc
-
-
-def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "platform_cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+from tests.conftest import CLI_RENDER_STACK, STACKS, stack_doc
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -53,11 +49,11 @@ def test_invalid_config_exits_2_with_every_path(tmp_path: Path, capsys) -> None:
     ("config: 3\n", "no 'config:' mapping"),
     ("config:\n  gpu-platform:platform: [1, 2]\n", "must be a mapping"),
 ])
-def test_broken_files_exit_2_without_traceback(tmp_path: Path, content: str, fragment: str) -> None:
-    result = run_cli("validate", str(_write(tmp_path, content)))
-    assert result.returncode == 2, result.stderr
-    assert fragment in result.stderr
-    assert "Traceback" not in result.stderr
+def test_broken_files_exit_2_without_traceback(tmp_path: Path, content: str, fragment: str, capsys) -> None:
+    assert main(["validate", str(_write(tmp_path, content))]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err
+    assert "Traceback" not in err
 
 
 def test_missing_file_and_unknown_stack(tmp_path: Path, capsys) -> None:
@@ -92,21 +88,23 @@ def test_plan_json_matches_the_plan(capsys) -> None:
     assert data["migStrategy"] == "mixed"
 
 
-def test_bad_format_is_a_usage_error() -> None:
-    result = run_cli("plan", "--stack", "prod", "--format", "html")
-    assert result.returncode == 2 and "invalid choice" in result.stderr
+def test_bad_format_is_a_usage_error(capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["plan", "--stack", "prod", "--format", "html"])
+    assert exited.value.code == 2 and "invalid choice" in capsys.readouterr().err
 
 
-def test_render_is_deterministic_and_integral(tmp_path: Path) -> None:
+def test_render_is_deterministic_and_integral(tmp_path: Path, cli_render) -> None:
     """The CLI's render in its own process equals the session's render of the same stack written the same
     way: two independent runs (different processes, hash seeds, registration timing) give identical files."""
     from harness.render import write
     from tests.conftest import rendered
 
-    outs = [tmp_path / "cli", tmp_path / "session"]
-    result = run_cli("render", "--stack", "prod", "--out", str(outs[0]))
+    result = cli_render.wait()
     assert result.returncode == 0, result.stderr
-    write(rendered("prod"), outs[1])
+    assert f"{CLI_RENDER_STACK}: wrote " in result.stdout and "Traceback" not in result.stderr
+    outs = [cli_render.out, tmp_path / "session"]
+    write(rendered(CLI_RENDER_STACK), outs[1])
     a, b = (o / "resources.json" for o in outs)
     assert a.read_bytes() == b.read_bytes()
     ma = sorted(p.name for p in (outs[0] / "manifests").iterdir())
@@ -119,13 +117,14 @@ def test_render_is_deterministic_and_integral(tmp_path: Path) -> None:
     assert "4.0" not in a.read_text().replace("v26.7.0", "")  # floats from protobuf written back as ints
 
 
-def test_render_invalid_stack_registers_nothing(tmp_path: Path) -> None:
+def test_render_invalid_stack_registers_nothing(tmp_path: Path, monkeypatch, capsys) -> None:
     doc = json.loads(json.dumps(stack_doc("local")))
     doc["config"]["gpu-platform:platform"]["pools"][0]["capacity"]["min"] = 99
     (tmp_path / "Pulumi.broken.yaml").write_text(yaml.safe_dump(doc))
-    result = run_cli("render", "--stack", "broken", "--out", str(tmp_path / "out"), cwd=tmp_path)
-    assert result.returncode == 2
-    assert "pools[0].capacity.min" in result.stderr
+    monkeypatch.chdir(tmp_path)  # `--stack broken` is found in the working directory, as a user's would be
+    assert main(["render", "--stack", "broken", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "pools[0].capacity.min" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
 
 

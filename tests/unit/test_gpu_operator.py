@@ -18,7 +18,7 @@ from gpu_platform import catalog, conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
 from tests.chart_values import unknown_keys
-from tests.conftest import ROOT, plan_of, platform_raw, rendered
+from tests.conftest import ROOT, plan_of, platform_raw, reference_yaml, rendered
 from tests.crd_schema import crd_dir
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -110,7 +110,7 @@ def test_commented_chart_keys_are_documented_and_reach_the_cluster_policy(dotted
     assert block, f"no top-level {top} in {VALUES_FILE}"
     pattern = r".*?".join(rf"^\s*#\s*{re.escape(k)}:" for k in rest)
     assert re.search(pattern, block.group(1), re.S | re.M), f"{dotted} is not documented in {VALUES_FILE.name}"
-    crd = yaml.safe_load((crd_dir() / "gpu-operator-v26.7.0" / "nvidia.com_clusterpolicies.yaml").read_text())
+    crd = reference_yaml(crd_dir() / "gpu-operator-v26.7.0" / "nvidia.com_clusterpolicies.yaml")
     node = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     for key in dotted.split("."):
         node = node["properties"][key]

@@ -73,8 +73,9 @@ def test_every_pool_gets_exactly_its_node_group_and_launch_template():
         assert ng.parent == lt.parent == component.name
         assert ng.inputs["nodeGroupName"] == cv.node_group_name(plan.cluster.name, pool.name)
         assert ng.inputs["clusterName"] == plan.cluster.name
-        # The node group runs on its own template (the mock gives every resource the id "<name>-id").
-        assert ng.inputs["launchTemplate"]["id"] == f"{lt.name}-id"
+        # The node group runs on its own template (the mock gives every resource the id "<name>-id"), at the
+        # version the provider reports for it (a new template's latestVersion is 1), as the string EKS takes.
+        assert ng.inputs["launchTemplate"] == {"id": f"{lt.name}-id", "version": "1"}
         assert lt.name in ng.options["dependencies"]
         # The instance type is named exactly once, in the template (EKS rejects it in both places).
         assert lt.inputs["instanceType"] == pool.instance_type
@@ -151,17 +152,55 @@ def test_capacity_block_and_reservation_wiring():
 
 
 def test_single_zone_pools_only_get_subnets_of_their_zone():
+    """The zone lookup answers as EC2 does (harness.render: prod's subnet-0a1 is in us-east-1a and
+    subnet-0b2 in us-east-1b): a pool with a zone gets the cluster's subnets in it, any other pool all."""
     plan = plan_of("prod")
-    subnets = set(plan.cluster.subnet_ids)
-    assert any(p.availability_zone for p in plan.pools) and any(not p.availability_zone for p in plan.pools)
+    assert list(plan.cluster.subnet_ids) == ["subnet-0a1", "subnet-0b2"]
+    in_zone = {"us-east-1a": ["subnet-0a1"], "us-east-1b": ["subnet-0b2"]}
+    assert {p.availability_zone for p in plan.pools} == {None, *in_zone}
     for pool in plan.pools:
         got = res("prod", NODE_GROUP, pool.name).inputs["subnetIds"]
-        if pool.availability_zone:
-            # The zone lookup is mocked to answer with one of the candidates; what matters is that the
-            # pool is not simply handed every subnet of the cluster.
-            assert got and set(got) < subnets, pool.name
-        else:
-            assert sorted(got) == sorted(subnets), pool.name
+        want = in_zone[pool.availability_zone] if pool.availability_zone else sorted(plan.cluster.subnet_ids)
+        assert got == want, pool.name
+
+
+def _zone_lookup(monkeypatch, zones: dict[str, str], pool_name: str) -> list[str]:
+    """What the program gives prod's pool `pool_name` as subnets when cluster.subnetIds are the keys of
+    `zones`, each in its zone: components.node_pools' own lookup, run alone under the render mocks (a
+    whole render per case would cost seconds)."""
+    import pulumi
+
+    from components.node_pools.gpu_node_pool import _one_zone_subnets
+    from harness import render
+
+    for subnet, zone in zones.items():
+        monkeypatch.setitem(render.SUBNET_ZONES, subnet, zone)
+    plan = plan_of("prod")
+    cluster = dataclasses.replace(plan.cluster, subnet_ids=tuple(zones))
+    (pool,) = [p for p in plan.pools if p.name == pool_name]
+    found: list[list[str]] = []
+
+    def program() -> None:
+        _one_zone_subnets(cluster, pool, pulumi.InvokeOutputOptions()).apply(found.append)
+
+    render.run_program(program, "prod", {"aws:region": "us-east-1"})
+    (ids,) = found
+    return ids
+
+
+def test_a_zone_with_several_of_the_cluster_subnets_gets_them_all(monkeypatch):
+    zones = {"subnet-0a1": "us-east-1a", "subnet-0c3": "us-east-1b", "subnet-0b2": "us-east-1b"}
+    assert _zone_lookup(monkeypatch, zones, "h200-train") == ["subnet-0b2", "subnet-0c3"]
+    assert _zone_lookup(monkeypatch, zones, "h100-train") == ["subnet-0a1"]
+
+
+def test_a_pool_whose_zone_has_none_of_the_cluster_subnets_fails_the_render_and_says_what_to_add(monkeypatch):
+    """EC2 answers an empty list; the program refuses it rather than give the node group no subnet."""
+    with pytest.raises(ValueError) as err:
+        _zone_lookup(monkeypatch, {"subnet-0b2": "us-east-1b", "subnet-0c3": "us-east-1c"}, "h100-train")
+    message = str(err.value)
+    assert "pool 'h100-train': none of cluster.subnetIds (subnet-0b2, subnet-0c3) is in availabilityZone " \
+           "'us-east-1a'; add a subnet in that zone to cluster.subnetIds" in message, message
 
 
 @pytest.mark.parametrize("stack", ["prod", "staging"])

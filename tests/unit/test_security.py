@@ -14,6 +14,7 @@ from gpu_platform import audit, conventions as cv, images, jobs
 from gpu_platform.kueue_config import controller_config
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
+from tests import cel
 from tests.conftest import plan_of, platform_raw, rendered
 from tests.unit.test_node_pools import variant
 
@@ -33,19 +34,43 @@ def problems(raw: dict[str, Any]) -> dict[str, str]:
 # --- images ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("image,ref", [
+IMAGE_REFS = [
     ("busybox:1.37", "docker.io/library/busybox:1.37"),
     ("docker.io/busybox", "docker.io/library/busybox"),
     ("someone/tool:2", "docker.io/someone/tool:2"),
     ("nvcr.io/nvidia/pytorch:24.01-py3", "nvcr.io/nvidia/pytorch:24.01-py3"),
     ("localhost/x", "localhost/x"),
     ("host:5000/a/b@sha256:" + "0" * 64, "host:5000/a/b@sha256:" + "0" * 64),
-])
+]
+
+
+@pytest.mark.parametrize("image,ref", IMAGE_REFS)
 def test_image_names_are_read_as_docker_reads_them(image: str, ref: str) -> None:
     assert images.normalize(image) == ref
 
 
-@pytest.mark.parametrize("image,ok", [
+def _image_review(spec: dict[str, Any], pod_spec: dict[str, Any], registries: list[str] | tuple[str, ...],
+                  operation: str = "CREATE", sub_resource: str = "") -> tuple[dict[str, Any], cel.Decision]:
+    """The image policy's variables and decision for a Pod in a namespace allowing `registries`."""
+    ns = {"apiVersion": "v1", "kind": "Namespace",
+          "metadata": {"name": "team-a", "labels": {cv.TEAM: "team-a", "kubernetes.io/metadata.name": "team-a"},
+                       "annotations": {cv.ALLOWED_REGISTRIES_ANNOTATION: ",".join(registries)}}}
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"}, "spec": pod_spec}
+    request = cel.Request(kind="Pod", resource="pods", namespace="team-a", name="p", operation=operation,
+                          sub_resource=sub_resource)
+    decision = cel.review(spec, request, obj, old=obj if operation == "UPDATE" else None, namespace=ns)
+    return decision.variables, decision
+
+
+def test_the_admission_policy_reads_image_names_as_docker_does() -> None:
+    """The CEL twin of images.normalize, evaluated on the same names: the policy judges what Docker pulls."""
+    spec = admission.image_policy_spec(plan_of("local"))
+    pod_spec = {"containers": [{"name": f"c{i}", "image": image} for i, (image, _) in enumerate(IMAGE_REFS)]}
+    values, _ = _image_review(spec, pod_spec, images.DEFAULT_ALLOWED_REGISTRIES)
+    assert [str(i) for i in values["images"]] == [ref for _, ref in IMAGE_REFS]
+
+
+ALLOWLIST_CASES = [
     ("busybox:1.37", True),                                    # docker.io/library
     ("nvcr.io/nvidia/pytorch:24.01-py3", True),
     ("registry.k8s.io/kueue/kueue:v0.19.2", True),
@@ -53,9 +78,28 @@ def test_image_names_are_read_as_docker_reads_them(image: str, ref: str) -> None
     ("someone/tool:2", False),                                 # Docker Hub, but not an official image
     ("nvcr.io/nvidiaevil/x:1", False),                         # a prefix only at a path boundary
     ("nvcr.io.evil.example/nvidia/x:1", False),
-])
+]
+
+
+@pytest.mark.parametrize("image,ok", ALLOWLIST_CASES)
 def test_the_default_allowlist_is_the_platforms_registries_and_official_images(image: str, ok: bool) -> None:
     assert images.allowed(image, images.DEFAULT_ALLOWED_REGISTRIES) is ok
+
+
+def test_the_admission_policy_allows_what_the_allowlist_allows() -> None:
+    spec = admission.image_policy_spec(plan_of("local"))
+    pod_spec = {"containers": [{"name": f"c{i}", "image": image} for i, (image, _) in enumerate(ALLOWLIST_CASES)]}
+    values, decision = _image_review(spec, pod_spec, images.DEFAULT_ALLOWED_REGISTRIES)
+    assert [str(i) for i in values["deniedImages"]] == [images.normalize(i) for i, ok in ALLOWLIST_CASES if not ok]
+    (message,) = decision.denials
+    assert "not allowed: " + ", ".join(images.normalize(i) for i, ok in ALLOWLIST_CASES if not ok) in message
+    # A repository entry matches its tags and digests; a host entry only paths below it.
+    entries = ["docker.io/library/busybox", "registry.example.com"]
+    values, _ = _image_review(spec, {"containers": [
+        {"name": "a", "image": "busybox:1.37"}, {"name": "b", "image": "busybox@sha256:" + "a" * 64},
+        {"name": "c", "image": "registry.example.com:5000/x"}, {"name": "d", "image": "registry.example.com/x"}]},
+        entries)
+    assert [str(i) for i in values["deniedImages"]] == ["registry.example.com:5000/x"]
 
 
 def test_a_repository_entry_matches_its_tags_and_digests_a_host_entry_only_paths() -> None:
@@ -95,18 +139,32 @@ def test_the_image_policy_checks_every_container_kind_and_the_debug_subresource(
     assert {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/ephemeralcontainers"],
             "operations": ["UPDATE"]} in rules
     assert any("jobs" in r["resources"] for r in rules)
-    names = next(v["expression"] for v in spec["variables"] if v["name"] == "imageNames")
-    for field in ("containers", "initContainers", "ephemeralContainers"):
-        assert f"s.{field}" in names
-    assert [v["expression"] for v in spec["validations"]] == ["size(variables.deniedImages) == 0"]
+    assert len(spec["validations"]) == 1  # digests are not required on this stack
+    foreign = "registry.example.com/payload/miner:1.0"
+    ok = {"name": "ok", "image": "busybox:1.37"}
+    for field, operation, sub in (("containers", "CREATE", ""), ("initContainers", "CREATE", ""),
+                                  ("ephemeralContainers", "UPDATE", "ephemeralcontainers")):
+        pod_spec: dict[str, Any] = {"containers": [ok]}
+        pod_spec[field] = [*pod_spec.get(field, []), {"name": "x", "image": foreign}]
+        _, decision = _image_review(spec, pod_spec, images.DEFAULT_ALLOWED_REGISTRIES, operation, sub)
+        (message,) = decision.denials
+        assert f"not allowed: {foreign};" in message, field
+    _, decision = _image_review(spec, {"containers": [ok], "initContainers": [ok]}, images.DEFAULT_ALLOWED_REGISTRIES)
+    assert decision.allowed
 
 
 def test_digests_are_required_only_when_the_platform_says_so() -> None:
     raw = platform_raw("local")
     raw["images"] = {"requireDigests": True}
     plan = build_plan(load_platform(raw))
-    (_, digests) = admission.image_policy_spec(plan)["validations"]
-    assert images.DIGEST_SEPARATOR in digests["expression"]
+    spec = admission.image_policy_spec(plan)
+    (_, digests) = spec["validations"]
+    _, decision = _image_review(spec, {"containers": [{"name": "a", "image": "busybox:1.37"}]},
+                                images.DEFAULT_ALLOWED_REGISTRIES)
+    assert len(decision.denials) == 1 and "busybox" in decision.denials[0]
+    _, decision = _image_review(spec, {"containers": [{"name": "a", "image": "busybox@sha256:" + "0" * 64}]},
+                                images.DEFAULT_ALLOWED_REGISTRIES)
+    assert decision.allowed, decision.denials
     with pytest.raises(jobs.JobError, match="requires image@sha256"):
         jobs.job(plan, jobs.JobRequest(team="vision", pool="train", gpus=1))
     pinned = "busybox@sha256:" + "0" * 64
@@ -135,7 +193,15 @@ def test_tenant_jobs_must_set_a_bounded_ttl_and_the_template_sets_the_stacks() -
     plan = build_plan(load_platform(raw))
     spec = admission.job_cleanup_policy_spec(plan)
     (v,) = spec["validations"]
-    assert v["expression"].endswith("<= 7200") and "at most 7200 seconds" in v["message"]
+    assert "at most 7200 seconds" in v["message"]
+    for ttl, allowed in ((7200, True), (7201, False), (None, False)):
+        body: dict[str, Any] = {"template": {"spec": {"containers": []}}}
+        if ttl is not None:
+            body["ttlSecondsAfterFinished"] = ttl
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "team-a"}, "spec": body}
+        request = cel.Request(kind="Job", group="batch", resource="jobs", namespace="team-a", name="j")
+        decision = cel.review(spec, request, job, namespace={"metadata": {"name": "team-a"}})
+        assert decision.matched and decision.allowed is allowed, (ttl, decision.denials)
     assert spec["matchConstraints"]["resourceRules"][0]["resources"] == ["cronjobs", "jobs"]
     (job,) = jobs.job(plan, jobs.JobRequest(team="vision", pool="train", gpus=1))
     assert job["spec"]["ttlSecondsAfterFinished"] == 600

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import pytest
@@ -160,10 +159,9 @@ BAD: list[tuple[str, Callable[[dict], None], str, str]] = [
 def test_bad_config_fails_with_path(mutate, path: str, fragment: str) -> None:
     raw = platform_raw("prod")
     mutate(raw)
-    started = time.perf_counter()
+    # How fast a broken spec is rejected is measured in bench/validate_plan.py, not asserted here.
     with pytest.raises(SpecError) as err:
         load_platform(raw, "us-east-1")
-    assert time.perf_counter() - started < 1.0
     paths: dict[str, str] = {}
     for problem in err.value.problems:
         paths[problem.path] = paths.get(problem.path, "") + problem.message + "\n"
