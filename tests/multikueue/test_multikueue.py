@@ -145,7 +145,7 @@ def test_dispatch_latency_over_fifty_jobs(mk: MK) -> None:
     latencies: list[float] = []
     for wave in range(5):
         # Long enough to be seen Running: MultiKueue removes the worker's copy once the job finishes.
-        started = {f"lat-{wave}-{i}": mk.submit(f"lat-{wave}-{i}", duration="15s") for i in range(10)}
+        started = {f"lat-{wave}-{i}": mk.submit(f"lat-{wave}-{i}", duration="8s") for i in range(10)}
         running: dict[str, float] = {}
 
         def all_running() -> bool:
