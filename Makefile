@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(shell scripts/toolchain --print-path 2>/d
 # machine run the official Pulumi CLI, and scripts/pulumi-env installs their provider plugins.
 ENGINE := $(if $(filter local,$(STACK)),toolchain,$(if $(filter 1,$(GPU_PLATFORM_OFFLINE)),toolchain,))
 
-.PHONY: help venv toolchain validate plan render check test test-unit test-integration test-live preview up down refresh cluster-start cluster-stop bench clean
+.PHONY: help venv toolchain validate plan render check test test-unit test-integration test-live test-faults preview up down refresh cluster-start cluster-stop bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -48,6 +48,9 @@ test-integration: venv toolchain  ## the real engine and the local stack on the 
 
 test-live: venv toolchain  ## queues, preemption and tenants on the live local cluster (real Kueue, scheduler, KWOK)
 	$(PY) -m pytest -q tests/live
+
+test-faults: venv toolchain  ## killed, failed and concurrent ups, controller restarts, drift, secrets (live local cluster)
+	$(PY) -m pytest -q tests/faults
 
 test: venv toolchain  ## every test layer: unit, policy, promtool, integration and live
 	$(PY) -m pytest -q tests
