@@ -87,10 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--outages", type=int, default=3)
     ap.add_argument("--concurrent", type=int, default=3)
     ap.add_argument("--seed", type=int, default=17)
+    ap.add_argument("--parts", default="local,restarts,drift,ckpt,concurrent,outage",
+                    help="comma-separated subset of: local (kills), restarts, drift, ckpt (kills), concurrent, outage")
     ap.add_argument("--keep", action="store_true", help="leave the cluster and its state directory")
     ap.add_argument("--json", help="write the figures to this file")
     ap.add_argument("--plot", help="write recovery + converging-up seconds against the kill step to this PNG")
     args = ap.parse_args(argv)
+    parts = set(args.parts.split(","))
 
     from tests.realtools import BIN, new_engine, start_cluster, stop_cluster
     from tests.faults.configs import SECRET_KEY, ckpt_configs, kubectl_of, local_configs, make_stack
@@ -120,54 +123,62 @@ def main(argv: list[str] | None = None) -> int:
         figures["objects"] = {"local": len(local.declared["A"]), "ckpt": len(ckpt.declared["A"]),
                               "ckpt_B": len(ckpt.declared["B"])}
 
-        progress(f"local stack ({figures['objects']['local']} objects, no checkpoints): {args.trials} kills ...")
-        local_trials, local_adopted = kill_round(local, "local", args.trials, args.seed)
-        figures["local"] = {**summarize(local_trials), "adopted_objects_change_ok": local_adopted}
-        local.up("A")
+        local_trials: list[F.Trial] = []
+        ckpt_trials: list[F.Trial] = []
+        if parts & {"local", "restarts", "drift"}:
+            if "local" in parts:
+                progress(f"local stack ({figures['objects']['local']} objects, no checkpoints): {args.trials} kills ...")
+                local_trials, local_adopted = kill_round(local, "local", args.trials, args.seed)
+                figures["local"] = {**summarize(local_trials), "adopted_objects_change_ok": local_adopted}
+            local.up("A")
+            if "restarts" in parts:
+                progress("restart round ...")
+                figures["restarts"] = restart_round(local, cluster)
+            if "drift" in parts:
+                progress("drift round ...")
+                figures["drift"] = drift_round(local, cluster)
+            local.pulumi("destroy", "--yes", "--skip-preview", *local.stack_args)
 
-        progress("restart round ...")
-        restarts = restart_round(local, cluster)
-        figures["restarts"] = restarts
-
-        progress("drift round ...")
-        figures["drift"] = drift_round(local, cluster)
-        local.pulumi("destroy", "--yes", "--skip-preview", *local.stack_args)
-
-        progress(f"checkpointed stack ({figures['objects']['ckpt']} objects): {args.trials} kills ...")
-        ckpt_trials, ckpt_adopted = kill_round(ckpt, "ckpt", args.trials, args.seed + 1)
-        figures["ckpt"] = {**summarize(ckpt_trials), "adopted_objects_change_ok": ckpt_adopted}
+        if "ckpt" in parts:
+            progress(f"checkpointed stack ({figures['objects']['ckpt']} objects): {args.trials} kills ...")
+            ckpt_trials, ckpt_adopted = kill_round(ckpt, "ckpt", args.trials, args.seed + 1)
+            figures["ckpt"] = {**summarize(ckpt_trials), "adopted_objects_change_ok": ckpt_adopted}
+        elif parts & {"concurrent", "outage"}:
+            ckpt.up("A")
 
         conc = []
-        for i in range(args.concurrent):
+        for i in range(args.concurrent if "concurrent" in parts else 0):
             r = F.concurrent_ups(ckpt, "A" if ckpt.current != "A" else "B")
             inv = ckpt.inventory()
             conc.append({"first_rc": r.first_rc, "second_rc": r.second_rc, "lock_named": r.lock_named,
                          "refused_after_s": r.second_s, "converged": inv.converged})
             progress(f"concurrent {i + 1}/{args.concurrent}: second refused={r.second_rc != 0} "
                      f"lock named={r.lock_named} in {r.second_s}s; {inv}")
-        figures["concurrent"] = {"pairs": len(conc), "one_refused_lock_named": sum(
-            1 for c in conc if c["first_rc"] == 0 and c["second_rc"] != 0 and c["lock_named"]),
-            "converged": sum(1 for c in conc if c["converged"]),
-            "refused_after_s_max": max((c["refused_after_s"] for c in conc), default=0)}
+        if conc:
+            figures["concurrent"] = {"pairs": len(conc), "one_refused_lock_named": sum(
+                1 for c in conc if c["first_rc"] == 0 and c["second_rc"] != 0 and c["lock_named"]),
+                "converged": sum(1 for c in conc if c["converged"]),
+                "refused_after_s_max": max((c["refused_after_s"] for c in conc), default=0)}
 
         server = yaml.safe_load(cluster.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
         outages = []
-        for i in range(args.outages):
+        for i in range(args.outages if "outage" in parts else 0):
             target = "A" if ckpt.current != "A" else "B"
             o = F.apiserver_outage(ckpt, target, cluster.state, cluster.env, server, at_step=3 + 5 * i)
             outages.append(o)
             progress(f"outage {i + 1}/{args.outages}: rc {o.rc}, failed {o.detect_s}s after the stop, names the "
                      f"cluster {o.names_cluster} ({o.message[:140]}); back in {o.restart_s}s, pending {o.pending}, "
                      f"up {o.converge_s}s; {o.final}")
-        figures["outage"] = {
+        figures["outage"] = outages and {
             "trials": len(outages), "failed": sum(1 for o in outages if o.rc != 0),
             "named_the_cluster": sum(1 for o in outages if o.names_cluster),
             "converged": sum(1 for o in outages if o.final.converged and o.no_changes),
             "detect_s": [o.detect_s for o in outages],
             "detect_max_s": max((o.detect_s for o in outages), default=0),
-            "message": outages[0].message[:300] if outages else "",
+            "message": outages[0].message[:300],
+            "restart_attempts": [o.restart_attempts for o in outages],
         }
-        if args.plot:
+        if args.plot and (local_trials or ckpt_trials):
             plot(local_trials, ckpt_trials, Path(args.plot))
     except (F.FaultError, AssertionError, RuntimeError) as err:
         print(f"bench.faults: {err}", file=sys.stderr)
@@ -181,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
     ok = all(figures[s]["converged"] == figures[s]["trials"] and figures[s]["adopted_objects_change_ok"]
-             for s in ("local", "ckpt")) and figures["outage"]["converged"] == figures["outage"]["trials"]
+             for s in ("local", "ckpt") if s in figures)
+    ok = ok and (not figures.get("outage") or figures["outage"]["converged"] == figures["outage"]["trials"])
     return 0 if ok else 1
 
 
@@ -199,10 +211,13 @@ def restart_round(local: F.StackRig, cluster) -> list[dict[str, Any]]:
     deadline = time.monotonic() + 60
     while sum(F.queue_snapshot(local.kubectl)["workloads"].values()) < 4 and time.monotonic() < deadline:
         time.sleep(0.5)
+    snap = F.queue_snapshot(local.kubectl)
+    progress(f"restart round: {len(snap['workloads'])} workloads, {sum(snap['workloads'].values())} admitted")
     out = []
     for component in ("kueue", "kube-scheduler", "etcd"):
         r = F.restart_component(component, cluster.env, local.kubectl)
-        out.append({"component": component, "seconds": r.seconds, "lost": len(r.lost), "unadmitted": len(r.unadmitted),
+        out.append({"component": component, "workloads": len(snap["workloads"]),
+                    "admitted": sum(snap["workloads"].values()), "seconds": r.seconds, "lost": len(r.lost), "unadmitted": len(r.unadmitted),
                     "newly_admitted": len(r.newly_admitted), "recreated": len(r.recreated), "usage_equal": r.usage_equal})
         progress(f"restart {component}: {out[-1]}")
     for team in ("vision", "serving"):

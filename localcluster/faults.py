@@ -538,7 +538,8 @@ def restart_component(component: str, cluster_env: dict[str, str], kubectl: Call
     out = subprocess.run([str(ROOT / "scripts" / "local-cluster"), "restart", component], cwd=ROOT, env=cluster_env,
                          capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
-        raise FaultError(f"local-cluster restart {component} failed:\n{out.stderr[-3000:]}")
+        steps = "\n".join(ln for ln in out.stderr.splitlines() if ln.startswith("local-cluster:"))
+        raise FaultError(f"local-cluster restart {component} failed:\n{steps}\n{out.stderr[-1500:]}")
     seconds = round(time.perf_counter() - started, 1)
     # The API server answers again (after etcd) and the controller has had time to resync.
     deadline = time.monotonic() + 60

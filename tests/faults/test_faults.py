@@ -221,8 +221,11 @@ def test_secrets_never_appear_in_plaintext(rig: Rig) -> None:
     """The worker kubeconfig (a secret config value) in the state, the render output, every CLI output of
     this module (kills included), the preview the pull-request comment shows and the plan comment."""
     stack = rig.ckpt
-    # The token, and the kubeconfig as the Secret's data holds it (base64 of the whole value).
-    needles = [rig.token, base64.b64encode(rig.kubeconfig.encode()).decode()]
+    if not stack.current:   # run alone (-k secrets): deploy it first
+        stack.up("A")
+    # The token, and the kubeconfig as the Secret's data holds it: base64 of the value `config set` stored
+    # (read from stdin, without its final newline).
+    needles = [rig.token, base64.b64encode(rig.kubeconfig.rstrip("\n").encode()).decode()]
     # Positive controls: the value did flow through, into the cluster's Secret and the (encrypted) state.
     secret = rig.cluster.get("secret", cv.multikueue_secret_name("worker-1"), "-n", cv.KUEUE_NAMESPACE)
     assert secret["data"][cv.MULTIKUEUE_KUBECONFIG_KEY] == needles[1]
