@@ -53,7 +53,7 @@ def summarize(trials: list[F.Trial]) -> dict[str, Any]:
         "duplicates_after_recovery": sum(len(t.final.duplicates) for t in trials),
         "pending_after_recovery": sum(t.final.pending for t in trials),
         "orphans_left_by_kills": sum(len(t.after_kill.orphans) for t in trials),
-        "state_entries_missing_after_kills": sum(len(t.after_kill.missing) for t in trials),
+        "absent_after_kills": sum(len(t.after_kill.missing) for t in trials),
         "pending_operations_left_by_kills": sum(t.recovery.pending_before for t in trials),
         "trials_with_pending": sum(1 for t in trials if t.recovery.pending_before),
         "lock_refused": sum(1 for t in killed if t.recovery.lock_refused),
