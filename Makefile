@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(shell scripts/toolchain --print-path):$(P
 # machine run the official Pulumi CLI, and scripts/pulumi-env installs their provider plugins.
 ENGINE := $(if $(filter local,$(STACK)),toolchain,$(if $(filter 1,$(GPU_PLATFORM_OFFLINE)),toolchain,))
 
-.PHONY: help venv toolchain validate plan render check config-reference test test-unit test-integration test-live preview up down refresh cluster-start cluster-stop bench clean
+.PHONY: help venv toolchain validate plan render check config-reference test test-unit test-integration test-live test-faults preview up down refresh cluster-start cluster-stop bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -52,8 +52,11 @@ test-integration: venv toolchain  ## the real engine and the local stack on the 
 test-live: venv toolchain  ## queues, preemption and tenants on the live local cluster (real Kueue, scheduler, KWOK)
 	$(PY) -m pytest -q tests/live
 
-test: venv toolchain  ## every test layer: unit, policy, promtool, integration and live
-	$(PY) -m pytest -q tests
+test-faults: venv toolchain  ## killed, failed and concurrent ups, controller restarts, drift, secrets (live local cluster)
+	$(PY) -m pytest -q tests/faults
+
+test: venv toolchain  ## every layer: the fast ones, then the cluster layers in two lanes (scripts/run-tests)
+	$(PY) scripts/run-tests
 
 preview: venv $(ENGINE)  ## real `pulumi preview` of STACK with the policy pack
 	scripts/pulumi-env $(STACK) preview --policy-pack policies --diff

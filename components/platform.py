@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,33 @@ from .tenancy import Tenancy
 # fairness, so the limiter is set high enough never to be the bottleneck.
 KUBE_CLIENT_QPS = 500.0
 KUBE_CLIENT_BURST = 1000
+
+# Every object the platform applies takes its fields back from any other server-side-apply manager
+# (pulumi-kubernetes provider/pkg/await/await.go patchForce: the annotation makes the apply forced). Why:
+# the provider names its field manager per create from a fresh random seed (provider.go fieldManagerName;
+# pulumi/pulumi pkg/resource/deploy/step_generator.go), and a create is an upsert (await.go Creation). An
+# object created by an `up` that was killed before the state recorded it (PULUMI_SKIP_CHECKPOINTS, or a
+# pending create dropped by the recovery) is adopted by the next `up` under a second manager name, both
+# owning its fields; the first later change of such a field then failed with "Server-Side Apply field
+# conflict ... conflict with pulumi-kubernetes-<dead run>" and left the platform half-applied
+# (tests/faults). The platform owns these objects: forcing is what `up` restoring drift means anyway.
+PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce"
+
+
+def force_apply(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
+    """Annotate every Kubernetes object the platform declares (Helm releases have no metadata of their own)."""
+    if not args.type_.startswith("kubernetes:") or args.type_.startswith("kubernetes:helm.sh/"):
+        return None
+    meta = args.props.get("metadata")
+    if isinstance(meta, dict):
+        annotations = {**(meta.get("annotations") or {}), PATCH_FORCE_ANNOTATION: "true"}
+        meta = {**meta, "annotations": annotations}
+    elif isinstance(meta, k8s.meta.v1.ObjectMetaArgs):
+        meta = copy.copy(meta)
+        pulumi.set(meta, "annotations", {**(pulumi.get(meta, "annotations") or {}), PATCH_FORCE_ANNOTATION: "true"})
+    else:
+        raise TypeError(f"{args.type_} {args.name}: metadata of type {type(meta).__name__} cannot be annotated")
+    return pulumi.ResourceTransformationResult({**args.props, "metadata": meta}, args.opts)
 
 
 @dataclass(frozen=True)
@@ -58,7 +86,7 @@ class GpuPlatform(pulumi.ComponentResource):
             kube_client_settings=k8s.KubeClientSettingsArgs(qps=KUBE_CLIENT_QPS, burst=KUBE_CLIENT_BURST),
             opts=child,
         )
-        kopts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s})
+        kopts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s}, transformations=[force_apply])
         self.operator = GpuOperator("gpu-operator", plan, opts=kopts)
         self.queues = Queues("queues", plan, opts=kopts)
         self.tenancy = Tenancy("tenancy", plan, self.queues, opts=kopts)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from components.platform import PATCH_FORCE_ANNOTATION
 from components.karpenter import INTERRUPTION_EVENTS, controller_policies, node_class, node_pool
 from components.queues import cluster_queue, resource_flavor
 from gpu_platform import catalog, conventions as cv
@@ -56,6 +57,12 @@ def as_managed_node_groups(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def force_applied(obj: dict[str, Any]) -> dict[str, Any]:
+    """A builder's object as the platform applies it (components.platform.force_apply)."""
+    meta = obj["metadata"]
+    return {**obj, "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}), PATCH_FORCE_ANNOTATION: "true"}}}
+
+
 # ---------------------------------------------------------------------------------------------------
 # the same pool whichever provisioner
 
@@ -76,10 +83,10 @@ def test_switching_provisioner_changes_no_pool_flavor_quota_or_simulated_node() 
     # What Kueue is told: the rendered flavors of the Karpenter stack are those of the managed plan.
     flavors = {o["metadata"]["name"]: o for o in rendered(STACK).kubernetes_objects() if o["kind"] == "ResourceFlavor"}
     for p in managed.pools:
-        assert flavors[p.flavor] == resource_flavor(p)
+        assert flavors[p.flavor] == force_applied(resource_flavor(p))
     queues = {o["metadata"]["name"]: o for o in rendered(STACK).kubernetes_objects() if o["kind"] == "ClusterQueue"}
     for t in managed.teams:
-        assert queues[t.cluster_queue] == cluster_queue(t, managed)
+        assert queues[t.cluster_queue] == force_applied(cluster_queue(t, managed))
 
 
 def test_karpenter_pools_get_no_node_group_and_managed_pools_no_node_pool() -> None:

@@ -50,13 +50,14 @@ def test_preview_comments_the_plan_and_runs_the_pack_per_stack() -> None:
 def test_every_pulumi_run_uses_the_official_cli_at_the_sdk_pin_with_the_pack() -> None:
     runs = [(name, job_name, s) for name in ("preview.yml", "deploy.yml")
             for job_name, job in workflow(name)["jobs"].items() for s in steps_using(job, "pulumi/actions")]
-    assert {(n, j) for n, j, _ in runs} == {("preview.yml", "preview"), ("deploy.yml", "staging"), ("deploy.yml", "prod")}
+    assert {(n, j) for n, j, _ in runs} == {("preview.yml", "preview"), ("deploy.yml", "staging"), ("deploy.yml", "prod"),
+                                            ("deploy.yml", "drift")}
     for name, job_name, step in runs:
         assert str(step["with"]["pulumi-version"]) == sdk_pin(), (name, job_name)
         assert step["with"]["policyPacks"] == "policies", (name, job_name)
     deploy = workflow("deploy.yml")["jobs"]
     assert {deploy[j]["steps"][-1]["with"]["stack-name"] for j in ("staging", "prod")} == {"staging", "prod"}
-    assert all(s["with"]["command"] == "up" for n, j, s in runs if n == "deploy.yml")
+    assert all(s["with"]["command"] == "up" for n, j, s in runs if n == "deploy.yml" and j != "drift")
 
 
 def test_action_inputs_exist_in_the_actions() -> None:
@@ -98,3 +99,18 @@ def test_the_preview_replays_changed_queues_against_the_base_branch_and_comments
     comment = next(s for s in job["steps"] if "sticky-pull-request-comment" in str(s.get("uses", "")))
     assert comment["with"]["path"] == "whatif/compare.md"
     assert comment["with"]["header"] == "whatif-${{ matrix.stack }}"   # one comment per stack, edited each push
+
+
+def test_a_scheduled_run_fails_on_drift_of_every_deployed_stack_and_deploys_nothing() -> None:
+    deploy = workflow("deploy.yml")
+    on = deploy.get("on") or deploy.get(True)   # YAML 1.1 reads the key `on` as true
+    assert on["schedule"][0]["cron"]
+    jobs = deploy["jobs"]
+    assert jobs["drift"]["if"] == "github.event_name == 'schedule'"
+    assert all(jobs[j]["if"] == "github.event_name != 'schedule'" for j in ("test",)), "a schedule must not deploy"
+    assert jobs["staging"]["needs"] == "test"   # and so skipped with it
+    assert jobs["drift"]["strategy"]["matrix"]["stack"] == ["staging", "prod"]
+    (check,) = steps_using(jobs["drift"], "pulumi/actions")
+    w = check["with"]
+    assert (w["command"], w["refresh"], w["expect-no-changes"]) == ("preview", True, True)
+    assert w["stack-name"] == "${{ matrix.stack }}"
