@@ -368,7 +368,7 @@ class FaultError(RuntimeError):
 def declared_objects(config: dict[str, Any], stack: str = "faults") -> set[Key]:
     """The objects the program declares for a stack config (the real program under mocks)."""
     from components.program import run
-    from components.render import run_program
+    from harness.render import run_program
 
     return {key_of(o) for o in run_program(run, stack, config).kubernetes_objects()}
 
@@ -586,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="labelled objects that are not the stack's, e.g. Namespace/kueue-system on the local "
                          "cluster (scripts/local-cluster makes it in place of the Kueue release)")
     args = ap.parse_args(argv)
-    from components.render import stack_config
+    from harness.render import stack_config
 
     exported = json.loads(subprocess.run(["pulumi", "stack", "export", "--stack", args.stack, "--non-interactive"],
                                          capture_output=True, text=True, check=True).stdout)

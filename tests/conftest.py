@@ -193,7 +193,7 @@ def _cli_env() -> dict[str, str]:
 
 
 class CliRender:
-    """`python -m gpu_platform render --stack <stack> --out <out>` in its own process."""
+    """`python -m platform_cli render --stack <stack> --out <out>` in its own process."""
 
     def __init__(self, stack: str) -> None:
         self.stack = stack

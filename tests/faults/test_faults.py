@@ -234,10 +234,10 @@ def test_secrets_never_appear_in_plaintext(rig: Rig) -> None:
     stack.outputs.pop()   # that one shows secrets on purpose
     out = rig.tmp / "render"
     env = {k: v for k, v in stack.env.items() if not k.startswith("PULUMI_")}
-    render = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "gpu_platform", "render", "--stack",
+    render = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "platform_cli", "render", "--stack",
                              str(stack.config_file), "--out", str(out)], cwd=ROOT, env=env, capture_output=True, text=True)
     assert render.returncode == 0, render.stderr[-2000:]
-    plan_md = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "gpu_platform", "plan", "--stack",
+    plan_md = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "platform_cli", "plan", "--stack",
                               str(stack.config_file), "--format", "markdown"], cwd=ROOT, env=env, capture_output=True,
                              text=True, check=True).stdout
     preview = stack.pulumi("preview", "--diff", *stack.stack_args)

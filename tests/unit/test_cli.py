@@ -1,6 +1,6 @@
 """The CLI as a user (or CI) runs it: exit codes, messages, formats, determinism; never a traceback.
 
-`main()` is what `python -m gpu_platform` runs (`sys.exit(main())`): called in-process, an exception
+`main()` is what `python -m platform_cli` runs (`sys.exit(main())`): called in-process, an exception
 that escapes it (what a user would see as a traceback) fails the test. One render runs the module in its
 own interpreter (tests/conftest.py `cli_render`), which also covers the `-m` entry point.
 """

@@ -25,7 +25,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "components": frozenset({"gpu_platform"}),
     "harness": frozenset({"gpu_platform"}),
     "policies": frozenset({"gpu_platform"}),
-    "localcluster": frozenset({"gpu_platform"}),
+    # The fault tooling (localcluster/faults.py) renders the program to know what the platform declares.
+    "localcluster": frozenset({"gpu_platform", "components", "harness"}),
     "simulator": frozenset({"gpu_platform", "localcluster"}),
     "platform_cli": frozenset({"gpu_platform", "components", "harness", "policies", "simulator"}),
 }
