@@ -7,8 +7,9 @@ upstream values files, copied with their source in a header comment (tests/fixtu
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import yaml
 
@@ -33,3 +34,29 @@ def unknown_keys(values: dict[str, Any], defaults: Any, path: str = "", free: tu
         if isinstance(value, dict) and isinstance(default, dict) and default and here not in free:
             out.extend(unknown_keys(value, default, here, free))
     return out
+
+
+def leaves(values: dict[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every value the stack sets on a chart, by its key path (an empty map is a value too)."""
+    for key, value in values.items():
+        if isinstance(value, dict) and value:
+            yield from leaves(value, (*path, key))
+        else:
+            yield (*path, key), value
+
+
+def ignored_values(values: dict[str, Any], render: Callable[[dict[str, Any]], str],
+                   changed: Callable[[Any], Any]) -> list[str]:
+    """The key paths whose change leaves the chart's render as it was: values the chart never reads (a
+    misspelt key, one from another chart version), which the stack would set for nothing."""
+    base = render(values)
+    ignored = []
+    for path, value in leaves(values):
+        mutated = copy.deepcopy(values)
+        node = mutated
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = changed(value)
+        if render(mutated) == base:
+            ignored.append(".".join(path))
+    return ignored

@@ -11,12 +11,13 @@ import json
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
 
 from gpu_platform import conventions as cv
+from tests.chart_values import ignored_values
 from tests.conftest import KARPENTER_STACK, ROOT, plan_of, rendered
 from tests.realtools import BIN, Cluster, require
 
@@ -46,14 +47,6 @@ def render(chart: Path, vals: dict[str, Any]) -> str:
     return out.stdout
 
 
-def leaves(vals: dict[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    for key, value in vals.items():
-        if isinstance(value, dict) and value:
-            yield from leaves(value, (*path, key))
-        else:
-            yield (*path, key), value
-
-
 def changed(value: Any) -> Any:
     if isinstance(value, bool):
         return not value
@@ -72,17 +65,7 @@ def deployment(text: str) -> dict[str, Any]:
 
 
 def test_every_value_the_stack_passes_changes_what_the_chart_renders(chart: Path) -> None:
-    vals = values()
-    base = render(chart, vals)
-    ignored = []
-    for path, value in leaves(vals):
-        mutated = copy.deepcopy(vals)
-        node = mutated
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = changed(value)
-        if render(chart, mutated) == base:
-            ignored.append(".".join(path))
+    ignored = ignored_values(values(), lambda v: render(chart, v), changed)
     assert ignored == [], f"values the Karpenter chart ignores: {ignored}"
 
 

@@ -6,18 +6,18 @@ refuse fails here, before a real cluster sees it.
 
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
 
 from gpu_platform import conventions as cv
 from gpu_platform.kueue_config import chart_values
+from tests.chart_values import ignored_values
 from tests.conftest import ROOT, plan_of
 from tests.realtools import BIN, Cluster, require
 
@@ -43,14 +43,6 @@ def render(chart: Path, values: dict[str, Any]) -> str:
     return out.stdout
 
 
-def leaves(values: dict[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    for key, value in values.items():
-        if isinstance(value, dict):
-            yield from leaves(value, (*path, key))
-        else:
-            yield (*path, key), value
-
-
 def changed(value: Any) -> Any:
     if isinstance(value, bool):
         return not value
@@ -67,17 +59,7 @@ def changed(value: Any) -> Any:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_value_the_stack_passes_changes_what_the_chart_renders(chart: Path, stack: str) -> None:
-    values = chart_values(plan_of(stack))
-    base = render(chart, values)
-    ignored = []
-    for path, value in leaves(values):
-        mutated = copy.deepcopy(values)
-        node = mutated
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = changed(value)
-        if render(chart, mutated) == base:
-            ignored.append(".".join(path))
+    ignored = ignored_values(chart_values(plan_of(stack)), lambda v: render(chart, v), changed)
     assert ignored == [], f"values the Kueue chart ignores: {ignored}"
 
 
