@@ -8,6 +8,8 @@ upstream values files, copied with their source in a header comment (tests/fixtu
 from __future__ import annotations
 
 import copy
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -60,3 +62,14 @@ def ignored_values(values: dict[str, Any], render: Callable[[dict[str, Any]], st
         if render(mutated) == base:
             ignored.append(".".join(path))
     return ignored
+
+
+def helm_template(helm: Path, release: str, chart: Path, namespace: str, values: dict[str, Any]) -> str:
+    """`helm template` of a chart with exactly these values, as the stack's Helm release would install it."""
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        yaml.safe_dump(values, f)
+        f.flush()
+        out = subprocess.run([str(helm), "template", release, str(chart), "--namespace", namespace,
+                              "--values", f.name, "--kube-version", "1.33"], capture_output=True, text=True)
+    assert out.returncode == 0, f"helm template failed: {out.stderr}"
+    return out.stdout

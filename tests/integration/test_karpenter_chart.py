@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import pytest
 import yaml
 
 from gpu_platform import conventions as cv
-from tests.chart_values import ignored_values
+from tests.chart_values import helm_template, ignored_values
 from tests.conftest import KARPENTER_STACK, ROOT, plan_of, rendered
 from tests.realtools import BIN, Cluster, require
 
@@ -37,14 +36,7 @@ def values() -> dict[str, Any]:
 
 
 def render(chart: Path, vals: dict[str, Any]) -> str:
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
-        yaml.safe_dump(vals, f)
-        f.flush()
-        out = subprocess.run([str(BIN / "helm"), "template", cv.KARPENTER_RELEASE_NAME, str(chart), "--namespace",
-                              cv.KARPENTER_NAMESPACE, "--values", f.name, "--kube-version", "1.33"],
-                             capture_output=True, text=True)
-    assert out.returncode == 0, f"helm template failed: {out.stderr}"
-    return out.stdout
+    return helm_template(BIN / "helm", cv.KARPENTER_RELEASE_NAME, chart, cv.KARPENTER_NAMESPACE, vals)
 
 
 def changed(value: Any) -> Any:

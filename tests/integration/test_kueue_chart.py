@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import yaml
 
 from gpu_platform import conventions as cv
 from gpu_platform.kueue_config import chart_values
-from tests.chart_values import ignored_values
+from tests.chart_values import helm_template, ignored_values
 from tests.conftest import ROOT, plan_of
 from tests.realtools import BIN, Cluster, require
 
@@ -33,14 +32,7 @@ def chart() -> Path:
 
 
 def render(chart: Path, values: dict[str, Any]) -> str:
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
-        yaml.safe_dump(values, f)
-        f.flush()
-        out = subprocess.run([str(BIN / "helm"), "template", cv.KUEUE_RELEASE_NAME, str(chart),
-                              "--namespace", cv.KUEUE_NAMESPACE, "--values", f.name, "--kube-version", "1.33"],
-                             capture_output=True, text=True)
-    assert out.returncode == 0, f"helm template failed: {out.stderr}"
-    return out.stdout
+    return helm_template(BIN / "helm", cv.KUEUE_RELEASE_NAME, chart, cv.KUEUE_NAMESPACE, values)
 
 
 def changed(value: Any) -> Any:
