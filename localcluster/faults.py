@@ -529,10 +529,11 @@ class Restart:
     newly_admitted: list[str]  # pending before, admitted after (none expected: nothing finished)
     recreated: list[str]       # same Job, another Workload object
     usage_equal: bool
+    usage_changes: dict[str, Any] = field(default_factory=dict)   # ClusterQueue: (before, after) where they differ
 
 
 def restart_component(component: str, cluster_env: dict[str, str], kubectl: Callable[..., subprocess.CompletedProcess],
-                      settle_s: float = 5.0) -> Restart:
+                      settle_s: float = 2.0, settle_deadline_s: float = 60.0) -> Restart:
     before = queue_snapshot(kubectl)
     started = time.perf_counter()
     out = subprocess.run([str(ROOT / "scripts" / "local-cluster"), "restart", component], cwd=ROOT, env=cluster_env,
@@ -541,16 +542,22 @@ def restart_component(component: str, cluster_env: dict[str, str], kubectl: Call
         steps = "\n".join(ln for ln in out.stderr.splitlines() if ln.startswith("local-cluster:"))
         raise FaultError(f"local-cluster restart {component} failed:\n{steps}\n{out.stderr[-1500:]}")
     seconds = round(time.perf_counter() - started, 1)
-    # The API server answers again (after etcd) and the controller has had time to resync.
-    deadline = time.monotonic() + 60
+    # The API server answers again (after etcd), and a restarted Kueue rebuilds its cache from the Workloads
+    # and rewrites each ClusterQueue's status: what it settles on is the answer, so poll until the snapshot
+    # equals the one before (at most settle_deadline_s), and judge the last one taken.
+    deadline = time.monotonic() + settle_deadline_s
+    after: dict[str, Any] | None = None
     while True:
+        time.sleep(settle_s)
         try:
-            time.sleep(settle_s)
             after = queue_snapshot(kubectl)
-            break
         except Exception:
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline and after is None:
                 raise
+            continue
+        if (after["usage"] == before["usage"] and after["workloads"] == before["workloads"]) \
+                or time.monotonic() > deadline:
+            break
     b, a = before["workloads"], after["workloads"]
     return Restart(
         component, seconds,
@@ -559,6 +566,9 @@ def restart_component(component: str, cluster_env: dict[str, str], kubectl: Call
         newly_admitted=sorted(k for k, v in b.items() if not v and a.get(k)),
         recreated=sorted(k for k in b if k in a and before["uids"][k] != after["uids"][k]),
         usage_equal=before["usage"] == after["usage"],
+        usage_changes={q: (before["usage"].get(q), after["usage"].get(q))
+                       for q in sorted(set(before["usage"]) | set(after["usage"]))
+                       if before["usage"].get(q) != after["usage"].get(q)},
     )
 
 
