@@ -1,0 +1,91 @@
+"""What `make test` (scripts/run-tests) and the suites promise when a run fails or is cancelled: the failing
+lane's failures are repeated at the end, and a stopped run tears its fixtures (the clusters) down."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from types import ModuleType
+
+from tests.conftest import ROOT
+
+
+def run_tests_module() -> ModuleType:
+    loader = importlib.machinery.SourceFileLoader("run_tests", str(ROOT / "scripts" / "run-tests"))
+    spec = importlib.util.spec_from_loader("run_tests", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_a_lanes_failure_lines_are_kept_for_the_end_of_the_run(capsys) -> None:
+    rt = run_tests_module()
+    results: dict[str, int] = {}
+    failures: dict = {}
+    lane = ("import sys; print('tests/a.py::test_ok PASSED'); "
+            "print('FAILED tests/a.py::test_b - AssertionError: boom'); print('ERROR tests/c.py - fixture'); sys.exit(1)")
+    rt.run_lane("queues", [sys.executable, "-c", lane], results, threading.Lock(), failures)
+    assert results == {"queues": 1}
+    assert list(failures["queues"]) == ["FAILED tests/a.py::test_b - AssertionError: boom", "ERROR tests/c.py - fixture"]
+    assert "[queues] tests/a.py::test_ok PASSED" in capsys.readouterr().out
+
+
+def test_a_stopped_run_sends_its_lanes_sigterm(tmp_path: Path) -> None:
+    rt = run_tests_module()
+    marker, ready = tmp_path / "terminated", tmp_path / "ready"
+    child = (f"import signal, sys, time, pathlib\n"
+             f"signal.signal(signal.SIGTERM, lambda *a: (pathlib.Path({str(marker)!r}).write_text('x'), sys.exit(143)))\n"
+             f"pathlib.Path({str(ready)!r}).write_text('x')\n"
+             f"time.sleep(30)\n")
+    results: dict[str, int] = {}
+    lane = threading.Thread(target=rt.run_lane, args=("engine", [sys.executable, "-c", child], results,
+                                                      threading.Lock(), {}))
+    lane.start()
+    deadline = time.monotonic() + 10
+    while not ready.exists() and time.monotonic() < deadline:   # the child's handler installed
+        time.sleep(0.02)
+    rt.stop_lanes(signal.SIGTERM, None)
+    lane.join(10)
+    assert marker.read_text() == "x" and results == {"engine": 143}
+
+
+def test_sigterm_tears_a_pytest_runs_fixtures_down(tmp_path: Path) -> None:
+    """tests/conftest.py turns SIGTERM into an interrupt, so a cancelled run stops its clusters (their
+    fixtures' finally blocks run) instead of leaving them behind."""
+    torn_down = tmp_path / "torn-down"
+    (tmp_path / "test_slow.py").write_text(textwrap.dedent(f"""
+        import pathlib, time
+        import pytest
+
+        @pytest.fixture
+        def resource():
+            try:
+                yield
+            finally:
+                pathlib.Path({str(torn_down)!r}).write_text("stopped")
+
+        def test_waits(resource):
+            pathlib.Path({str(tmp_path / 'started')!r}).write_text("x")
+            time.sleep(30)
+    """))
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
+                             "-c", os.devnull, "--rootdir", str(tmp_path), str(tmp_path / "test_slow.py")],
+                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=30)
+    assert torn_down.read_text() == "stopped", out
+    assert proc.returncode == 2, out   # pytest's "interrupted"
+    assert "KeyboardInterrupt" in out and "signal 15" in out, out
