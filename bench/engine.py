@@ -58,7 +58,8 @@ ETCD_PORT = int(os.environ.get("GPU_PLATFORM_BENCH_ETCD_PORT", "22790"))
 PASSPHRASE = "local-only-passphrase"  # the documented local-only passphrase; the stack holds no secrets
 STACK = "bench"
 # Addons off: see the module docstring. Kueue objects are still registered (local-cluster installs the CRDs).
-NO_ADDONS = {"gpuOperator": {"install": False}, "kueue": {"install": False}, "monitoring": {"install": False}}
+NO_ADDONS = {"gpuOperator": {"install": False}, "kueue": {"install": False}, "monitoring": {"install": False},
+             "efaDevicePlugin": {"install": False}}
 PREVIEW_BUDGET_S = 60.0
 UP_OVER_FLOOR = 2.0
 MODES = {"default": {}, "skip-checkpoints": {"PULUMI_SKIP_CHECKPOINTS": "true"}}
