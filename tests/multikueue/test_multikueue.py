@@ -17,10 +17,11 @@ import base64
 import json
 import statistics
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import pytest
 import yaml
@@ -77,6 +78,64 @@ class MK:
         return at
 
 
+class PodWatch:
+    """The worker's pods as its API server streams them (`kubectl get pods --watch`), each job's first pod
+    seen Running (or already Succeeded) with the time it was seen. Polling `kubectl get` misses pods: a
+    short job's pod runs, succeeds and is deleted by MultiKueue (its remote objects go once the manager's
+    job is finished) within about 12 s, while ten tenant `kubectl create`s on two loaded cores can take
+    longer than that, so the first pods of a wave were gone before the first poll."""
+
+    def __init__(self, cluster: Cluster, namespace: str) -> None:
+        self.running: dict[str, float] = {}
+        self.node: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._watching = threading.Event()
+        # -v=6 logs the watch request once the list is served: from then on no pod is missed.
+        self._proc = subprocess.Popen(
+            ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get", "pods", "-n", namespace, "--watch",
+             "--output-watch-events", "-o", "json", "-v=6"],
+            env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._read_events, daemon=True).start()
+        threading.Thread(target=self._read_log, daemon=True).start()
+        if not self._watching.wait(60):
+            self.close()
+            raise AssertionError("kubectl get pods --watch on the worker did not start within 60 s")
+
+    def _read_log(self) -> None:
+        assert self._proc.stderr is not None
+        for line in self._proc.stderr:
+            if "watch=true" in line:
+                self._watching.set()
+
+    def _read_events(self) -> None:
+        assert self._proc.stdout is not None
+        doc = ""
+        for line in self._proc.stdout:   # an event a line (kubectl 1.33); whole documents either way
+            doc += line
+            try:
+                event = json.loads(doc)
+            except json.JSONDecodeError:
+                continue
+            doc = ""
+            pod = event.get("object", {})
+            job = pod.get("metadata", {}).get("labels", {}).get("batch.kubernetes.io/job-name")
+            if job and pod.get("status", {}).get("phase") in ("Running", "Succeeded"):
+                with self._lock:
+                    self.running.setdefault(job, time.perf_counter())
+                    self.node.setdefault(job, pod["spec"].get("nodeName", ""))
+
+    def seen_running(self, jobs: Iterable[str]) -> dict[str, float] | None:
+        with self._lock:
+            return {j: self.running[j] for j in jobs} if all(j in self.running for j in jobs) else None
+
+    def close(self) -> None:
+        self._proc.terminate()
+        try:
+            self._proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+
+
 @pytest.fixture(scope="module")
 def mk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MK]:
     require(CLUSTER_TOOLS + ENGINE_TOOLS)
@@ -115,6 +174,15 @@ def mk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MK]:
             yield m
 
 
+@pytest.fixture(scope="module")
+def worker_pods(mk: MK) -> Iterator[PodWatch]:
+    watch = PodWatch(mk.worker, "ml")
+    try:
+        yield watch
+    finally:
+        watch.close()
+
+
 def test_the_worker_mirrors_the_teams_queues_from_the_same_spec(mk: MK) -> None:
     for c in (mk.manager, mk.worker):
         lq = mk.get(c, "localqueue.kueue.x-k8s.io", cv.LOCAL_QUEUE_NAME, "-n", "ml")
@@ -126,7 +194,7 @@ def test_the_worker_mirrors_the_teams_queues_from_the_same_spec(mk: MK) -> None:
     assert "admissionChecksStrategy" not in wrk_cq, "a worker runs what it is given; it dispatches nothing"
 
 
-def test_a_job_admitted_on_the_manager_runs_on_the_worker_and_reports_back(mk: MK) -> None:
+def test_a_job_admitted_on_the_manager_runs_on_the_worker_and_reports_back(mk: MK, worker_pods: PodWatch) -> None:
     mk.submit("dispatched", duration="5s")
     wl = wait_for(lambda: (w := mk.workload(mk.manager, "dispatched")) and is_true(w, "Admitted") and w, 60,
                   "admitted on the manager")
@@ -134,10 +202,8 @@ def test_a_job_admitted_on_the_manager_runs_on_the_worker_and_reports_back(mk: M
     assert wl["status"].get("clusterName") == "worker-1"
     manager_job = mk.get(mk.manager, "job", "dispatched", "-n", "ml")
     assert manager_job["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"   # Kueue's job webhook set it
-    pods = wait_for(lambda: [p for p in mk.get(mk.worker, "pods", "-n", "ml")["items"]
-                             if p["metadata"]["name"].startswith("dispatched-") and p["spec"].get("nodeName")],
-                    60, "the job's pod bound on the worker")
-    node = mk.get(mk.worker, "node", pods[0]["spec"]["nodeName"])
+    wait_for(lambda: worker_pods.seen_running(["dispatched"]), 60, "the job's pod running on the worker")
+    node = mk.get(mk.worker, "node", worker_pods.node["dispatched"])
     assert node["metadata"]["labels"][cv.POOL] == "batch"
     assert not mk.get(mk.manager, "pods", "-n", "ml")["items"], "nothing runs on the manager"
     # The worker's status comes back: the manager's Job completes.
@@ -146,23 +212,14 @@ def test_a_job_admitted_on_the_manager_runs_on_the_worker_and_reports_back(mk: M
     wait_for(lambda: is_true(mk.workload(mk.manager, "dispatched"), "Finished"), 60, "the manager's Workload Finished")
 
 
-def test_dispatch_latency_over_fifty_jobs(mk: MK) -> None:
+def test_dispatch_latency_over_fifty_jobs(mk: MK, worker_pods: PodWatch) -> None:
     """Submit on the manager to Running on the worker, in waves of 10 that fit the pool (16 GPUs, 1 each: no
     queueing, so the figure is MultiKueue's dispatch and the worker's admission)."""
     latencies: list[float] = []
     for wave in range(5):
-        # Long enough to be seen Running: MultiKueue removes the worker's copy once the job finishes.
         started = {f"lat-{wave}-{i}": mk.submit(f"lat-{wave}-{i}", duration="8s") for i in range(10)}
-        running: dict[str, float] = {}
-
-        def all_running() -> bool:
-            for p in mk.get(mk.worker, "pods", "-n", "ml")["items"]:
-                name = p["metadata"].get("labels", {}).get("batch.kubernetes.io/job-name", "")
-                if name in started and p["status"].get("phase") in ("Running", "Succeeded"):
-                    running.setdefault(name, time.perf_counter())
-            return len(running) == len(started)
-
-        wait_for(all_running, 120, f"wave {wave} running on the worker", interval=0.1)
+        running = wait_for(lambda: worker_pods.seen_running(started), 120, f"wave {wave} running on the worker",
+                           interval=0.1)
         latencies += [running[n] - t for n, t in started.items()]
         wait_for(lambda: all(is_true(mk.get(mk.manager, "job", n, "-n", "ml"), "Complete") for n in started), 120,
                  f"wave {wave} complete on the manager")
