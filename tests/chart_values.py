@@ -8,6 +8,7 @@ upstream values files, copied with their source in a header comment (tests/fixtu
 from __future__ import annotations
 
 import copy
+import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -16,6 +17,12 @@ from typing import Any, Callable, Iterator
 import yaml
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "charts"
+
+
+def reference_dir() -> Path:
+    """The upstream chart values beside the checkout (../shared/reference), or where GPU_PLATFORM_REFERENCE
+    says (.ci/run sets it for a clone of a local checkout)."""
+    return Path(os.environ.get("GPU_PLATFORM_REFERENCE", Path(__file__).resolve().parent.parent.parent / "shared" / "reference"))
 
 
 def chart_defaults(name: str) -> dict[str, Any]:

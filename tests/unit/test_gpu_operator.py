@@ -6,9 +6,7 @@ Expectations come from the stack configs (Pulumi.<stack>.yaml), the catalog, the
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +15,8 @@ import yaml
 from gpu_platform import catalog, conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
-from tests.chart_values import unknown_keys
-from tests.conftest import ROOT, plan_of, platform_raw, reference_yaml, rendered
+from tests.chart_values import reference_dir, unknown_keys
+from tests.conftest import plan_of, platform_raw, reference_yaml, rendered
 from tests.crd_schema import crd_dir
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -27,9 +25,6 @@ NAMESPACE = "kubernetes:core/v1:Namespace"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 STACKS_WITH_OPERATOR = ("staging", "prod")
 
-
-def reference_dir() -> Path:
-    return Path(os.environ.get("GPU_PLATFORM_REFERENCE", ROOT.parent / "shared" / "reference"))
 
 
 VALUES_FILE = reference_dir() / "gpu-operator-v26.7.0-chart-values.yaml"

@@ -10,9 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -22,7 +20,8 @@ from harness.render import run_program
 from gpu_platform import conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import load_platform
-from tests.conftest import ROOT, plan_of, platform_raw, rendered
+from tests.conftest import plan_of, platform_raw, rendered
+from tests.chart_values import reference_dir
 from tests.crd_schema import validate
 
 RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
@@ -42,9 +41,6 @@ REQUIRED_DCGM_FIELDS = {
     "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
 }
 
-
-def reference_dir() -> Path:
-    return Path(os.environ.get("GPU_PLATFORM_REFERENCE", ROOT.parent / "shared" / "reference"))
 
 
 def objects(stack: str, kind: str) -> list[dict[str, Any]]:

@@ -10,10 +10,8 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import os
 import re
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import pytest
@@ -21,7 +19,8 @@ import yaml
 
 from harness.render import SECRET_PLACEHOLDER, Recorded, Rendered
 from gpu_platform import conventions as cv
-from tests.conftest import ROOT, plan_of, render_config, rendered, stack_doc
+from tests.conftest import plan_of, render_config, rendered, stack_doc
+from tests.chart_values import reference_dir
 from tests.crd_schema import validate
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -100,9 +99,6 @@ CONFIG_FIELDS: dict[str, Any] = {
 # Paths of the chart's default controller config that the platform deliberately replaces.
 CONFIG_OVERRIDES = {("integrations", "frameworks")}
 
-
-def reference_dir() -> Path:
-    return Path(os.environ.get("GPU_PLATFORM_REFERENCE", ROOT.parent / "shared" / "reference"))
 
 
 @functools.cache
