@@ -25,9 +25,8 @@ from . import kueue, kwok, nodes
 
 
 def _plan(stack: str):
-    """A stack name (Pulumi.<stack>.yaml) or the path of a stack file (tests keep fixture stacks elsewhere)."""
-    if "/" in stack or stack.endswith((".yaml", ".yml")):
-        return load_plan(None, stack)[1]
+    """A stack name (Pulumi.<stack>.yaml) or the path of a stack file (tests keep fixture stacks elsewhere):
+    gpu_platform.stack_files.stack_file tells the two apart."""
     return load_plan(stack, None)[1]
 
 
