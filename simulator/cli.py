@@ -21,7 +21,7 @@ from gpu_platform.plan import Plan
 from gpu_platform.spec import SpecError
 from localcluster.session import CACHE, Session, SessionError
 
-from . import metrics, report, synthetic
+from . import fidelity, metrics, report, synthetic
 from .replay import replay, terminal_progress
 from .stackfile import write_kubernetes_layer
 from .trace import TraceError, TraceJob, dump_csv, load
@@ -31,6 +31,9 @@ TOOLS = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes", "etcd
 # The compressed replay aims at this many wall seconds unless --speed says otherwise (the PR check and
 # the README's 10-minute budget for 2,000 jobs on 2 cores).
 TARGET_WALL_S = 360.0
+# ... and the default speed may go down to this many wall seconds when short jobs need it (the README's
+# 10-minute budget; simulator/fidelity.py).
+MAX_WALL_S = 600.0
 # 8 trace hours of the prod stack at load 1.2 are about 2,400 jobs: the README's budget (2,000 jobs in
 # under 10 minutes on 2 cores) with room for the API server, the busiest process of the replay.
 DEFAULT_HOURS = 8.0
@@ -44,7 +47,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hours", type=float, help=f"trace hours to replay (default: {DEFAULT_HOURS:g} for --synthetic, "
                    "the trace's last submission plus its duration for --trace)")
     p.add_argument("--load", type=float, default=1.2, help="--synthetic: work offered per pool, times its capacity")
-    p.add_argument("--speed", type=float, help=f"time compression (default: to fit {TARGET_WALL_S:g} s of wall time)")
+    p.add_argument("--speed", type=float, help=f"time compression (default: to fit {TARGET_WALL_S:g} s of wall time, "
+                   f"up to {MAX_WALL_S:g} s when short jobs need a lower speed)")
+    p.add_argument("--no-correction", action="store_true",
+                   help="do not take the simulator's own per-job overhead out (pods run duration / speed, runs count "
+                        "as held): to measure what the correction does")
     p.add_argument("--compare", metavar="OTHER", help="replay the same trace against another stack (name or file)")
     p.add_argument("--out", default=".local/simulate", help="output directory (default .local/simulate)")
     p.add_argument("--keep", action="store_true", help="leave the last cluster running")
@@ -116,11 +123,12 @@ def cluster_key(plan: Plan) -> str:
 
 def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], horizon: float, speed: float,
                  out: Path, keep: bool = False, progress=terminal_progress,
-                 traces: dict[str, tuple[list[TraceJob], float]] | None = None) -> dict[str, dict]:
+                 traces: dict[str, tuple[list[TraceJob], float]] | None = None, correct: bool = True,
+                 speeds: dict[str, float] | None = None) -> dict[str, dict]:
     """Replay the trace against each (name, stack file, plan) in turn and write each report under out/name.
     Consecutive configs with the same cluster_key share a cluster: drained and redeployed between them.
     `traces` gives a config its own (jobs, horizon) instead of the common ones (tests replay only what a
-    variant is asserted on)."""
+    variant is asserted on), `speeds` its own speed (tests replay one trace at two speeds on one cluster)."""
     from .replay import drain
 
     reports: dict[str, dict] = {}
@@ -130,6 +138,7 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
         common = (jobs, horizon)
         for name, layer, plan in configs:
             jobs, horizon = (traces or {}).get(name, common)
+            speed_here = (speeds or {}).get(name, speed)
             t0 = time.perf_counter()
             started = deployed = 0.0
             if session is not None and cluster_key(plan) == key:
@@ -143,10 +152,10 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
                 started = session.start()
                 key = cluster_key(plan)
             deployed = session.deploy()
-            print(f"simulate: {name}: {len(jobs)} jobs over {horizon / 3600:g} h at {speed:g}x "
-                  f"(about {horizon / speed / 60:.1f} min of replay); cluster {'reused' if not started else f'up in {started:.0f} s'}, "
+            print(f"simulate: {name}: {len(jobs)} jobs over {horizon / 3600:g} h at {speed_here:g}x "
+                  f"(about {horizon / speed_here / 60:.1f} min of replay); cluster {'reused' if not started else f'up in {started:.0f} s'}, "
                   f"stack deployed in {deployed:.0f} s", file=sys.stderr)
-            result = replay(session.client(), plan, jobs, speed, horizon, progress)
+            result = replay(session.client(), plan, jobs, speed_here, horizon, progress, correct=correct)
             r = metrics.compute(result, plan)
             r["simulator"]["setup_s"] = round(started + deployed, 1)
             r["simulator"]["total_s"] = round(time.perf_counter() - t0, 1)
@@ -192,11 +201,16 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"error: missing {', '.join(missing)} in {CACHE / 'bin'}: run scripts/toolchain", file=sys.stderr)
         return 2
-    speed = args.speed or max(1.0, round(horizon / TARGET_WALL_S, 1))
+    speed = args.speed
+    if not speed:
+        speed, note = fidelity.default_speed([j.duration for j in jobs if j.submit < horizon], horizon,
+                                             TARGET_WALL_S, MAX_WALL_S)
+        if note:
+            print(f"simulate: {note}", file=sys.stderr)
     (out / "trace.csv").write_text(dump_csv(jobs))
     try:
         reports = simulate_all([(name, layers[name], plans[name]) for name, _ in configs], jobs, horizon, speed,
-                               out, keep=args.keep)
+                               out, keep=args.keep, correct=not args.no_correction)
     except (SessionError, TimeoutError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 3

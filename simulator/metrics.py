@@ -15,6 +15,12 @@ eviction or the horizon. Definitions (README, What-if simulation, "Reading the r
 - fairness: Jain's index over the teams that submitted work, of GPU-hours used per nominal GPU-hour;
 - cost per finished job: what the capacity cost over the horizon (useful runs, runs lost to preemption,
   eviction or failure, runs still going, idle) divided by the jobs that finished successfully.
+
+A corrected run (simulator/fidelity.py) counts a run that ended by itself from its admission for its trace
+duration plus what a real cluster adds (Run.added_s), not for the wall time the replay held the quota times
+the speed; evictions and runs the horizon cuts count as observed. Where a correction overlaps the next
+admission on a full pool (the pod was cut a little too short), the pool's allocation is capped at its
+capacity. The `simulator.overhead` section states what was measured and what error remains.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import Any
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
+from . import fidelity
 from .replay import Run
 
 SAMPLES = 240
@@ -47,7 +54,10 @@ class Interval:
         return self.units * max(0.0, self.end - self.start)
 
 
-def intervals(run: Run) -> list[Interval]:
+def intervals(run: Run, held: bool = False) -> list[Interval]:
+    """Each admission's allocation, in trace seconds. `held`: as the replay held the quota (admission to
+    release times the speed); otherwise, in a corrected run, a run that ended by itself lasts its trace
+    duration plus what a real cluster adds."""
     out: list[Interval] = []
     open_: dict[int, tuple[float, str, int]] = {}
     for e in run.events:
@@ -56,7 +66,10 @@ def intervals(run: Run) -> list[Interval]:
         elif e.kind in ("evicted", "finished") and e.job in open_:
             start, flavor, units = open_.pop(e.job)
             ended = "evicted" if e.kind == "evicted" else ("failed" if e.reason == "Failed" else "finished")
-            out.append(Interval(e.job, run.jobs[e.job].team, flavor, units, start, min(e.t, run.horizon), ended))
+            end = e.t
+            if run.corrected and not held and ended != "evicted":
+                end = start + run.jobs[e.job].duration + run.added_s
+            out.append(Interval(e.job, run.jobs[e.job].team, flavor, units, start, min(end, run.horizon), ended))
     for job, (start, flavor, units) in open_.items():
         out.append(Interval(job, run.jobs[job].team, flavor, units, start, run.horizon, "running"))
     return [iv for iv in out if iv.start < run.horizon]
@@ -154,7 +167,7 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
     series: dict[str, list[float]] = {}
     for p in plan.pools:
         cap = p.capacity_units
-        alloc = _steps(alloc_deltas.get(p.flavor, []))
+        alloc = [(t, min(v, cap)) for t, v in _steps(alloc_deltas.get(p.flavor, []))]
         demand = _steps(alloc_deltas.get(p.flavor, []) + wait_deltas.get(p.name, []))
         saturated = [t for t, v in demand if v >= cap] if cap else []
         window = None
@@ -274,10 +287,69 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             "kueue_reaction_p50_s": _r(percentile(run.handoff, 0.5)),
             "kueue_reaction_p95_s": _r(percentile(run.handoff, 0.95)),
             "reactions": len(run.handoff),
+            "kueue_reaction_max_s": _r(max(run.handoff, default=None)),
             "resolution_trace_s": _r((percentile(run.handoff, 0.5) or 0) * run.speed),
+            "overhead": overhead(run, plan, ivs),
         },
         "series": {"t_h": [round(t / 3600, 4) for t in grid], "utilization": series, "queue_depth": queue_series},
         "waits_h": {k: [round(w / 3600, 4) for w in v] for k, v in waits_by_team.items()},
+    }
+
+
+def _gpu_hours(ivs: list[Interval], plan: Plan) -> float:
+    pools = plan.pools_by_name
+    return sum(iv.unit_seconds / pools[iv.flavor].units_per_gpu / 3600 for iv in ivs if iv.flavor in pools)
+
+
+def overhead(run: Run, plan: Plan, ivs: list[Interval] | None = None) -> dict[str, Any]:
+    """The simulator's own time per job, what the correction did with it and the error that remains, from
+    the run's timings (wall seconds) of the runs that ended by themselves."""
+    timings = run.timings
+    per_job = [t.overhead_s for t in timings]
+    starts = [t.running - t.admitted for t in timings if t.running is not None]
+    ends = [t.finished - t.ended for t in timings if t.ended is not None]
+    residual = [abs(t.residual_s) for t in timings]
+    measured = percentile(per_job, 0.5)
+    basis = measured if measured is not None else (
+        percentile(run.calibration, 0.5) if run.calibration else fidelity.PRIOR_OVERHEAD_S)
+    durations = [run.jobs[e.job].duration for e in run.events if e.kind == "submitted"]
+    gpu_h = {e.job: run.jobs[e.job].total_units * run.jobs[e.job].duration
+             / plan.pools_by_name[run.jobs[e.job].pool].units_per_gpu for e in run.events if e.kind == "submitted"}
+    flags = fidelity.untrusted(durations, basis, run.speed)
+    jobs_in_order = [e.job for e in run.events if e.kind == "submitted"]
+    untrusted_work = sum(gpu_h[j] for j, f in zip(jobs_in_order, flags) if f)
+    share = sum(flags) / len(flags) if flags else 0.0
+    fix = fidelity.fastest_trusted_speed(durations, basis)
+    warning = None
+    if share > fidelity.UNTRUSTED_SHARE_LIMIT:
+        warning = (f"{share:.0%} of the jobs run shorter than {fidelity.TRUST_FACTOR:g}x the simulator's own "
+                   f"{basis:.2f} s per job ({fidelity.TRUST_FACTOR * basis * run.speed:,.0f} s of trace time at "
+                   f"{run.speed:g}x): their waits, and the hand-overs of their quota, are not to be trusted; "
+                   f"--speed {math.floor(fix * 10) / 10:g} would keep them under {fidelity.UNTRUSTED_SHARE_LIMIT:.0%}")
+    return {
+        "corrected": run.corrected,
+        "calibration_s": [round(x, 3) for x in run.calibration],
+        "added_per_run_s": round(run.added_s, 3),
+        "runs_timed": len(timings),
+        "per_job_p50_s": _r(measured),
+        "per_job_p95_s": _r(percentile(per_job, 0.95)),
+        "per_job_trace_s": _r(None if measured is None else measured * run.speed),
+        "admission_to_running_p50_s": _r(percentile(starts, 0.5)),
+        "admission_to_running_p95_s": _r(percentile(starts, 0.95)),
+        "end_to_release_p50_s": _r(percentile(ends, 0.5)),
+        "end_to_release_p95_s": _r(percentile(ends, 0.95)),
+        "residual_p50_s": _r(percentile(residual, 0.5)),
+        "residual_p95_s": _r(percentile(residual, 0.95)),
+        "residual_max_s": _r(max(residual, default=None)),
+        "gpu_hours_held": round(_gpu_hours(intervals(run, held=True), plan), 2),
+        "gpu_hours_counted": round(_gpu_hours(intervals(run) if ivs is None else ivs, plan), 2),
+        "trust_factor": fidelity.TRUST_FACTOR,
+        "untrusted_below_trace_s": round(fidelity.TRUST_FACTOR * basis * run.speed, 1),
+        "untrusted_jobs": sum(flags),
+        "untrusted_share": round(share, 4),
+        "untrusted_gpu_hours_share": round(untrusted_work / sum(gpu_h.values()), 4) if gpu_h else 0.0,
+        "speed_to_trust": None if math.isinf(fix) else math.floor(fix * 10) / 10,
+        "warning": warning,
     }
 
 

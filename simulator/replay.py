@@ -9,10 +9,18 @@ What is recorded, per job, from a watch on Workloads (client clock): submission,
 units), each eviction (preemption with Kueue's reason, or a pods-ready timeout), the finish (succeeded or
 failed). Kueue's reaction time (a workload admitted after the capacity it needed was freed) is kept as
 the simulator's own resolution.
+
+The simulator's own chain around every run (admission to pods Running, pods' end to quota released: a
+couple of wall seconds, times the speed in trace time) is measured and taken out (simulator/fidelity.py):
+before the replay a few probe jobs measure it on the idle cluster; during it each finished job's
+admission-to-release time less its pod's run time is one more measurement, and every pod runs its
+compressed duration less the median of the latest. A watch on pods times each job's pods (Running, ended)
+on the same clock, for the report's breakdown of that overhead.
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 import threading
 import time
@@ -25,10 +33,18 @@ from gpu_platform.jobs import JobRequest, job
 from gpu_platform.plan import Plan
 from localcluster.api import WORKLOADS, ApiError, Client, path_of
 
+from .fidelity import OverheadEstimate, pod_run_seconds
 from .trace import TraceJob
 
 NAME_PREFIX = "j"
 SUBMITTERS = 4
+PODS = "/api/v1/pods"
+# Calibration: this many one-unit probe jobs, each running PROBE_RUN_S, before the replay's clock starts.
+# Named apart from trace jobs (PROBE_PREFIX), so nothing of theirs reaches the report's events.
+PROBE_PREFIX = "sim-probe-"
+PROBES = 3
+PROBE_RUN_S = 1.0
+PROBE_TIMEOUT_S = 120.0
 
 
 def job_name(index: int) -> str:
@@ -36,8 +52,11 @@ def job_name(index: int) -> str:
 
 
 def index_of(name: str) -> int | None:
+    """A trace job's index (>= 0), a probe's (-1, -2, ...), or None for anything else."""
     if name.startswith(NAME_PREFIX) and name[len(NAME_PREFIX):].isdigit():
         return int(name[len(NAME_PREFIX):])
+    if name.startswith(PROBE_PREFIX) and name[len(PROBE_PREFIX):].isdigit():
+        return -1 - int(name[len(PROBE_PREFIX):])
     return None
 
 
@@ -52,6 +71,28 @@ class Event:
 
 
 @dataclass
+class Timing:
+    """One run that ended by itself (succeeded or failed), in wall seconds of the replay's clock."""
+    job: int
+    admitted: float
+    finished: float            # Kueue's Finished seen: the quota is back
+    pod_run_s: float           # what the pods were asked to run (KWOK's delay)
+    subtracted_s: float        # compressed duration less pod_run_s: the overhead taken out in advance
+    running: float | None = None   # the job's last pod seen Running
+    ended: float | None = None     # the job's last pod seen Succeeded or Failed
+
+    @property
+    def overhead_s(self) -> float:
+        """Admission to release beyond the pods' run: the simulator's chain (and KWOK's timer)."""
+        return self.finished - self.admitted - self.pod_run_s
+
+    @property
+    def residual_s(self) -> float:
+        """What the correction missed: positive, the quota came back that much late (wall seconds)."""
+        return self.overhead_s - self.subtracted_s
+
+
+@dataclass
 class Run:
     jobs: list[TraceJob]
     speed: float
@@ -60,15 +101,26 @@ class Run:
     wall_seconds: float = 0.0
     submit_lag: list[float] = field(default_factory=list)      # wall seconds behind schedule, per job
     handoff: list[float] = field(default_factory=list)         # wall seconds: capacity freed -> next admitted
+    corrected: bool = False              # pods shortened by the overhead, runs counted for their trace duration
+    calibration: list[float] = field(default_factory=list)     # probe overheads on the idle cluster, wall s
+    timings: list[Timing] = field(default_factory=list)
+
+    @property
+    def added_s(self) -> float:
+        """What a real cluster adds to a run, in (trace) seconds: the chain measured on the idle cluster,
+        where it is not multiplied by a compressed load; nothing when the replay is not corrected."""
+        return statistics.median(self.calibration) if self.corrected and self.calibration else 0.0
 
 
-def objects_for(plan: Plan, j: TraceJob, index: int, speed: float) -> list[dict[str, Any]]:
-    """The job exactly as `python -m platform_cli job` prints it, with the compressed run time and outcome."""
+def objects_for(plan: Plan, j: TraceJob, index: int, speed: float, overhead_s: float = 0.0,
+                name: str | None = None) -> list[dict[str, Any]]:
+    """The job exactly as `python -m platform_cli job` prints it, with the compressed run time (less the
+    overhead the replay expects around it) and outcome."""
     objs = job(plan, JobRequest(team=j.team, pool=j.pool, gpus=j.units, nodes=j.pods, priority=j.priority,
-                                duration=f"{max(1, round(j.duration))}s", name=job_name(index)))
+                                duration=f"{max(1, round(j.duration))}s", name=name or job_name(index)))
     spec = objs[0]["spec"]
     meta = spec["template"]["metadata"]
-    meta["annotations"][cv.SIM_DURATION_ANNOTATION] = f"{max(1, round(1000 * j.duration / speed))}ms"
+    meta["annotations"][cv.SIM_DURATION_ANNOTATION] = f"{run_ms(j.duration, speed, overhead_s)}ms"
     if j.outcome == "failed":
         meta["annotations"][cv.SIM_OUTCOME_ANNOTATION] = cv.SIM_OUTCOME_FAILED
         spec["backoffLimit"] = 0   # one failed run is the trace's failure; Kubernetes would retry it
@@ -78,25 +130,45 @@ def objects_for(plan: Plan, j: TraceJob, index: int, speed: float) -> list[dict[
     return objs
 
 
+def run_ms(duration_s: float, speed: float, overhead_s: float = 0.0) -> int:
+    """KWOK's delay for a pod, in whole milliseconds (at least one)."""
+    return max(1, round(1000 * pod_run_seconds(duration_s, speed, overhead_s)))
+
+
 def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["type"]: c for c in obj.get("status", {}).get("conditions", [])}
 
 
 class _Watcher:
-    def __init__(self, client: Client, run: Run, clock: Callable[[], float], plan: Plan):
+    """Workloads (admissions, evictions, finishes) and pods (Running, ended) as they change, each on a watch
+    of its own, stamped with the replay's wall clock."""
+
+    def __init__(self, client: Client, run: Run, plan: Plan, estimate: OverheadEstimate | None):
         self.client = client
         self.run = run
-        self.clock = clock
         self.plan = plan
+        self.estimate = estimate
+        self.start = time.perf_counter()
         self.state: dict[int, str] = {}          # job -> pending | admitted | finished
         self.counts = {"admitted": 0, "finished": 0, "evicted": 0}
         self.last_free: dict[str, float] = {}    # flavor -> wall time capacity was last freed
         self.pending_since: dict[int, float] = {}
+        self.admitted_at: dict[int, float] = {}  # job -> wall time of its latest admission
+        self.pod_run: dict[int, tuple[float, float]] = {}   # job -> (pod run, overhead subtracted), wall s
+        self.probe_timings: list[Timing] = []
+        self.pod_running: dict[str, tuple[int, float]] = {}  # pod uid -> (job, first seen Running)
+        self.pod_ended: dict[str, tuple[int, float]] = {}    # pod uid -> (job, first seen Succeeded/Failed)
         self._stop = threading.Event()
         self.lock = threading.Lock()
-        rv = client.get(WORKLOADS, limit="1")["metadata"]["resourceVersion"]
-        self.thread = threading.Thread(target=self._loop, args=(rv,), daemon=True)
-        self.thread.start()
+        self.threads = []
+        for path, handle in ((WORKLOADS, self.handle), (PODS, self.handle_pod)):
+            rv = client.get(path, limit="1")["metadata"]["resourceVersion"]
+            thread = threading.Thread(target=self._loop, args=(path, handle, rv), daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def clock(self) -> float:
+        return time.perf_counter() - self.start
 
     def _record(self, kind: str, index: int, **kw: Any) -> None:
         with self.lock:
@@ -113,11 +185,16 @@ class _Watcher:
                 return next(iter(flavors.values())), 0
         return "", 0
 
-    def handle(self, obj: dict[str, Any]) -> None:
+    @staticmethod
+    def _job_of(obj: dict[str, Any]) -> int | None:
         owner = next((o["name"] for o in obj["metadata"].get("ownerReferences", []) if o.get("kind") == "Job"), None)
-        index = index_of(owner or "")
+        return index_of(owner or "")
+
+    def handle(self, obj: dict[str, Any]) -> None:
+        index = self._job_of(obj)
         if index is None:
             return
+        trace_job = index >= 0   # probes (negative) are timed, never reported
         c = _conditions(obj)
         now = self.clock()
         before = self.state.get(index, "pending")
@@ -125,60 +202,141 @@ class _Watcher:
         finished = c.get("Finished", {}).get("status") == "True"
         if finished and before != "finished":
             flavor, units = self._assignment(obj)
-            self._record("finished", index, flavor=flavor, units=units, reason=c["Finished"].get("reason", ""))
+            reason = c["Finished"].get("reason", "")
             self.state[index] = "finished"
+            if index in self.admitted_at and index in self.pod_run:
+                pod_run, subtracted = self.pod_run[index]
+                timing = Timing(index, self.admitted_at[index], now, pod_run, subtracted)
+                with self.lock:
+                    (self.run.timings if trace_job else self.probe_timings).append(timing)
+                if self.estimate is not None:
+                    self.estimate.add(timing.overhead_s)
+            if not trace_job:
+                return
+            self._record("finished", index, flavor=flavor, units=units, reason=reason)
             self.counts["finished"] += 1
             if flavor:
                 self.last_free[flavor] = now
         elif admitted and before == "pending":
+            self.state[index] = "admitted"
+            self.admitted_at[index] = now
+            if not trace_job:
+                return
             flavor, units = self._assignment(obj)
             self._record("admitted", index, flavor=flavor, units=units)
-            self.state[index] = "admitted"
             self.counts["admitted"] += 1
             freed = self.last_free.get(flavor)
             since = self.pending_since.get(index, now)
             if freed is not None and freed >= since:
                 self.run.handoff.append(now - freed)
         elif not admitted and not finished and before == "admitted":
+            self.state[index] = "pending"
+            if not trace_job:
+                return
             evicted = c.get("Evicted", {})
             reason = evicted.get("reason", "")
             if reason == "Preempted":
                 reason = c.get("Preempted", {}).get("reason", reason)
             flavor, units = self._assignment(obj)
             self._record("evicted", index, flavor=flavor, units=units, reason=reason or "Evicted")
-            self.state[index] = "pending"
             self.pending_since[index] = now
             self.counts["evicted"] += 1
             if flavor:
                 self.last_free[flavor] = now
 
-    def _loop(self, rv: str) -> None:
+    def handle_pod(self, obj: dict[str, Any]) -> None:
+        index = self._job_of(obj)
+        if index is None:
+            return
+        uid = obj["metadata"].get("uid", obj["metadata"].get("name", ""))
+        phase = obj.get("status", {}).get("phase")
+        now = self.clock()
+        with self.lock:
+            if phase == "Running" and uid not in self.pod_running:
+                self.pod_running[uid] = (index, now)
+            elif phase in ("Succeeded", "Failed") and uid not in self.pod_ended:
+                self.pod_ended[uid] = (index, now)
+                self.pod_running.setdefault(uid, (index, now))
+
+    def _loop(self, path: str, handle: Callable[[dict[str, Any]], None], rv: str) -> None:
         while not self._stop.is_set():
             try:
-                for event in self.client.watch(WORKLOADS, rv, timeout_seconds=600):
+                for event in self.client.watch(path, rv, timeout_seconds=600):
                     obj = event.get("object", {})
                     rv = obj.get("metadata", {}).get("resourceVersion", rv)
                     if event.get("type") in ("ADDED", "MODIFIED"):
-                        self.handle(obj)
+                        handle(obj)
                     if self._stop.is_set():
                         return
             except (ApiError, OSError):
                 if self._stop.is_set():
                     return
                 time.sleep(0.5)
-                rv = self.client.get(WORKLOADS, limit="1")["metadata"]["resourceVersion"]
+                rv = self.client.get(path, limit="1")["metadata"]["resourceVersion"]
+
+    def attach_pods(self, timings: list[Timing]) -> None:
+        """Each timed run's last pod Running and last pod ended, from the pods watched since its admission."""
+        with self.lock:
+            running = [(job, t) for job, t in self.pod_running.values()]
+            ended = [(job, t) for job, t in self.pod_ended.values()]
+        for timing in timings:
+            r = [t for job, t in running if job == timing.job and t >= timing.admitted]
+            e = [t for job, t in ended if job == timing.job and t >= timing.admitted]
+            timing.running = max(r) if r else None
+            timing.ended = max(e) if e else None
 
     def stop(self) -> None:
         self._stop.set()
 
 
+def _probe_target(plan: Plan) -> tuple[str, str, int] | None:
+    """(team, pool, units) for the probes: the quota with the most nominal units, so they all fit at once."""
+    best = max(((q.nominal, t.name, q.pool) for t in plan.teams for q in t.quotas), default=None)
+    if best is None or best[0] < 1:
+        return None
+    return best[1], best[2], min(PROBES, int(best[0]))
+
+
+def calibrate(client: Client, plan: Plan, watcher: _Watcher) -> list[float]:
+    """The simulator's own overhead per job on the idle cluster, wall seconds: a few one-unit probe jobs
+    of PROBE_RUN_S each, admission to release less their run. They are deleted afterwards (finished, they
+    hold no quota); a cluster whose probes do not finish in PROBE_TIMEOUT_S yields no calibration."""
+    target = _probe_target(plan)
+    if target is None:
+        return []
+    team, pool, count = target
+    created = []
+    for k in range(count):
+        index = -1 - k
+        probe = TraceJob(0, 0.0, team, pool, 1, 1, PROBE_RUN_S)
+        watcher.pod_run[index] = (PROBE_RUN_S, 0.0)
+        for obj in reversed(objects_for(plan, probe, index, 1.0, name=f"{PROBE_PREFIX}{k}")):
+            plural = "services" if obj["kind"] == "Service" else "jobs"
+            client.create(path_of(obj, plural), obj)
+            created.append(f"{path_of(obj, plural)}/{obj['metadata']['name']}")
+    deadline = time.monotonic() + PROBE_TIMEOUT_S
+    while time.monotonic() < deadline and len(watcher.probe_timings) < count:
+        time.sleep(0.1)
+    for path in created:
+        try:
+            client.delete(path, propagationPolicy="Background")
+        except ApiError as err:
+            if err.status != 404:
+                raise
+    return [t.overhead_s for t in watcher.probe_timings]
+
+
 def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horizon: float,
-           progress: Callable[[str], None] | None = None) -> Run:
-    """Submit every job due before the horizon at its time and watch until the horizon."""
-    run = Run(jobs=jobs, speed=speed, horizon=horizon)
-    start = time.perf_counter()
-    clock = lambda: time.perf_counter() - start  # noqa: E731
-    watcher = _Watcher(client, run, clock, plan)
+           progress: Callable[[str], None] | None = None, correct: bool = True) -> Run:
+    """Submit every job due before the horizon at its time and watch until the horizon. With `correct`
+    (the default) the simulator's own overhead is measured first and taken out of every pod's run."""
+    run = Run(jobs=jobs, speed=speed, horizon=horizon, corrected=correct)
+    estimate = OverheadEstimate([]) if correct else None
+    watcher = _Watcher(client, run, plan, estimate)
+    if correct:   # the probes' overheads are the estimate's first measurements (the watcher adds them)
+        run.calibration = calibrate(client, plan, watcher)
+    watcher.start = time.perf_counter()
+    clock = watcher.clock
     due = [(i, j) for i, j in enumerate(jobs) if j.submit < horizon]
     end_wall = horizon / speed
     submitted = 0
@@ -196,10 +354,10 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     reporter.start()
     errors: list[BaseException] = []
 
-    def submit(i: int, j: TraceJob) -> None:
+    def submit(i: int, j: TraceJob, overhead: float) -> None:
         nonlocal submitted
         try:
-            for obj in reversed(objects_for(plan, j, i, speed)):   # the Service before its Job
+            for obj in reversed(objects_for(plan, j, i, speed, overhead)):   # the Service before its Job
                 plural = "services" if obj["kind"] == "Service" else "jobs"
                 client.create(path_of(obj, plural), obj)
         except BaseException as err:  # reported after the replay, with the job that failed
@@ -215,11 +373,14 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
             if wait > 0:
                 time.sleep(wait)
             run.submit_lag.append(max(0.0, -wait))
+            overhead = estimate.value() if estimate is not None else 0.0
+            pod_run = run_ms(j.duration, speed, overhead) / 1000
             # Submitted when sent (before Kueue can have seen it), so a wait is never negative.
             with watcher.lock:
                 run.events.append(Event(clock() * speed, i, "submitted"))
                 watcher.pending_since[i] = clock()
-            pool.submit(submit, i, j)
+                watcher.pod_run[i] = (pod_run, j.duration / speed - pod_run)
+            pool.submit(submit, i, j, overhead)
         pool.shutdown(wait=True)
         if errors:
             raise errors[0]
@@ -235,6 +396,7 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
             progress("")
     run.wall_seconds = clock()
     run.events.sort(key=lambda e: e.t)
+    watcher.attach_pods(run.timings)
     return run
 
 

@@ -59,8 +59,40 @@ def text(r: dict[str, Any], title: str, markdown: bool = False) -> str:
             f"(x{_fmt(sim['wall_over_compressed'])}); Kueue reaction p50/p95 {_fmt(sim['kueue_reaction_p50_s'])}/"
             f"{_fmt(sim['kueue_reaction_p95_s'])} s wall over {sim['reactions']} admissions, "
             f"a resolution of about {_fmt(sim['resolution_trace_s'])} s of trace time")
-    return "\n\n".join([head, table(POOL_HEADERS, _pool_rows(r), markdown), table(TEAM_HEADERS, _team_rows(r), markdown),
-                        foot]) + "\n"
+    parts = [head, table(POOL_HEADERS, _pool_rows(r), markdown), table(TEAM_HEADERS, _team_rows(r), markdown), foot]
+    if "overhead" in sim:
+        parts.append(overhead_text(sim["overhead"], r["speed"], markdown))
+    return "\n\n".join(parts) + "\n"
+
+
+def overhead_text(o: dict[str, Any], speed: float, markdown: bool = False) -> str:
+    """The error budget in words: the simulator's own time per job, what was corrected, what remains."""
+    if o["per_job_p50_s"] is None:
+        measured = "no run ended by itself, so the simulator's own time per job was not measured"
+    else:
+        measured = (f"the simulator's own time per job {_fmt(o['per_job_p50_s'])} s wall (p95 {_fmt(o['per_job_p95_s'])}), "
+                    f"{_fmt(o['per_job_trace_s'])} s of trace time at {speed:g}x: admission -> pods Running "
+                    f"{_fmt(o['admission_to_running_p50_s'])} s, pods' end -> quota released "
+                    f"{_fmt(o['end_to_release_p50_s'])} s (p50, {o['runs_timed']} runs)")
+    if o["corrected"]:
+        fix = (f"corrected: pods ran their compressed duration less the overhead measured so far (residual p50/p95 "
+               f"{_fmt(o['residual_p50_s'])}/{_fmt(o['residual_p95_s'])} s wall, "
+               f"{_fmt(_times(o['residual_p95_s'], speed))} s of trace time at p95), and each run counts its trace "
+               f"duration plus {_fmt(o['added_per_run_s'])} s (the chain on the idle cluster): "
+               f"{_fmt(o['gpu_hours_counted'])} GPU-h counted for {_fmt(o['gpu_hours_held'])} held in the replay")
+    else:
+        fix = f"not corrected (--no-correction): {_fmt(o['gpu_hours_held'])} GPU-h as held in the replay"
+    trust = (f"{o['untrusted_jobs']} jobs ({o['untrusted_share']:.1%}, {o['untrusted_gpu_hours_share']:.1%} of the "
+             f"trace's GPU-hours) run shorter than {o['trust_factor']:g}x that ({_fmt(o['untrusted_below_trace_s'])} s "
+             "of trace time), where the replay cannot be trusted")
+    lines = [f"simulator overhead: {measured}; {fix}; {trust}"]
+    if o["warning"]:
+        lines.append(f"{'**' if markdown else ''}warning{'**' if markdown else ''}: {o['warning']}")
+    return "\n\n".join(lines)
+
+
+def _times(x: float | None, k: float) -> float | None:
+    return None if x is None else x * k
 
 
 def _delta(a: Any, b: Any, pct: bool = False) -> str:

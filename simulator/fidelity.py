@@ -1,0 +1,120 @@
+"""The error budget of a replay: what the simulator itself adds to every job, and how it is taken out.
+
+Between Kueue admitting a job and giving its quota back, the replay's cluster runs a chain a real cluster
+runs too (the Job controller creates the pods, the scheduler binds them, the kubelet, here KWOK, starts and
+finishes them, the Job controller sees the end, Kueue sees the Job finish). It takes a couple of wall
+seconds on a loaded 2-core machine, and every wall second of a compressed replay is `speed` seconds of
+trace time: unchecked, a 30-minute job held its GPUs 31 minutes at 30x (issue 30), and a 60-second job at
+80x three minutes. Two corrections, because each fixes what the other cannot (docs/what-if.md, "The error
+budget of a replay"):
+
+- the dynamics: a pod runs `duration / speed` less the overhead measured so far in the run, so the quota
+  comes back when the trace says and the next job's wait is right (a job shorter than the overhead cannot
+  be shortened below nothing: there the replay is not to be trusted);
+- the accounting: a run that ended by itself is counted for its trace duration plus the chain an idle
+  cluster takes (what a real cluster adds, measured before the replay), not for the wall time it held the
+  quota times the speed; evictions and runs cut by the horizon stay as observed.
+
+What remains is stated in the report: the overhead per job (wall and trace seconds), what the correction
+missed (the residual), and the share of jobs shorter than TRUST_FACTOR overheads at the chosen speed.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+from collections import deque
+from collections.abc import Iterable, Sequence
+
+# A job whose compressed run is shorter than this many overheads cannot be replayed faithfully: below one
+# it cannot be corrected at all, and up to three the correction's residual (the overhead's spread: its p95
+# was 1.5-2x its median in the runs docs/what-if.md records) is a large part of what is left of the run.
+TRUST_FACTOR = 3.0
+# The report warns, and the default speed is lowered, when more than this share of the jobs is untrusted.
+UNTRUSTED_SHARE_LIMIT = 0.10
+# The per-job overhead assumed before a run has measured one (the default --speed is chosen before the
+# cluster starts): the median measured in docs/what-if.md's runs on a 2-core machine.
+PRIOR_OVERHEAD_S = 2.3
+# The shortest pod run the replay asks KWOK for (its delay is in milliseconds): a job shorter than the
+# overhead still runs, it just cannot give its quota back sooner than the chain allows.
+MIN_RUN_S = 0.001
+# Overheads measured at the end of the most recent runs make the estimate: it follows the load of the
+# cluster (more jobs in flight, a slower chain) without one slow job swinging it.
+WINDOW = 32
+
+
+def pod_run_seconds(duration_s: float, speed: float, overhead_s: float) -> float:
+    """Wall seconds a pod runs so that admission to release takes the compressed run time: the run less
+    the overhead expected around it, never less than MIN_RUN_S."""
+    return max(MIN_RUN_S, duration_s / speed - overhead_s)
+
+
+class OverheadEstimate:
+    """The overhead per job the replay subtracts from the next pods it creates: the median of the last
+    WINDOW overheads measured in this run, or of the calibration before any was. Measurements arrive on
+    the watch's thread while the submitter reads it: both under one lock."""
+
+    def __init__(self, calibration: Iterable[float], window: int = WINDOW):
+        self.calibration = [max(0.0, x) for x in calibration]
+        self.recent: deque[float] = deque(maxlen=window)
+        self._lock = threading.Lock()
+
+    def add(self, overhead_s: float) -> None:
+        with self._lock:
+            self.recent.append(max(0.0, overhead_s))
+
+    def value(self) -> float:
+        with self._lock:
+            samples = list(self.recent) or self.calibration
+        return statistics.median(samples) if samples else 0.0
+
+
+def untrusted(durations: Sequence[float], overhead_s: float, speed: float, factor: float = TRUST_FACTOR) -> list[bool]:
+    """Per job: is its trace duration shorter than `factor` overheads, in trace time, at this speed? At
+    speed 1 nothing is untrusted: the simulator's chain is then the chain a real cluster runs, not a
+    multiple of it."""
+    if speed <= 1:
+        return [False] * len(durations)
+    threshold = factor * overhead_s * speed
+    return [d < threshold for d in durations]
+
+
+def fastest_trusted_speed(durations: Sequence[float], overhead_s: float, share: float = UNTRUSTED_SHARE_LIMIT,
+                          factor: float = TRUST_FACTOR) -> float:
+    """The highest speed at which at most `share` of the jobs are untrusted (shorter than `factor`
+    overheads in trace time), at least 1; infinite when no speed makes any untrusted."""
+    if not durations or overhead_s <= 0:
+        return math.inf
+    ordered = sorted(durations)
+    k = math.floor(share * len(ordered))   # this many may be untrusted: the (k+1)-th shortest must not be
+    if k >= len(ordered):
+        return math.inf
+    return max(1.0, ordered[k] / (factor * overhead_s))
+
+
+def default_speed(durations: Sequence[float], horizon_s: float, target_wall_s: float, max_wall_s: float,
+                  overhead_s: float = PRIOR_OVERHEAD_S) -> tuple[float, str | None]:
+    """The speed a replay runs at unless told: the horizon in target_wall_s, lowered (down to the wall
+    budget max_wall_s) when that would leave more than UNTRUSTED_SHARE_LIMIT of the jobs untrusted; when
+    even the budget's speed would, the target speed and a warning naming the speed that would do."""
+    target = max(1.0, round(horizon_s / target_wall_s, 1))
+    fix = fastest_trusted_speed(durations, overhead_s)
+    if fix >= target:
+        return target, None
+    slowest = max(1.0, math.ceil(horizon_s / max_wall_s * 10) / 10)
+    share = _share(durations, overhead_s, target)
+    if fix >= slowest:
+        speed = max(1.0, math.floor(fix * 10) / 10)
+        return speed, (f"speed {speed:g}x instead of {target:g}x: at {target:g}x {share:.0%} of the jobs would run "
+                       f"shorter than {TRUST_FACTOR:g}x the simulator's own {overhead_s:g} s per job "
+                       f"({horizon_s / speed / 60:.1f} min of replay)")
+    return target, (f"warning: at {target:g}x {share:.0%} of the jobs run shorter than {TRUST_FACTOR:g}x the "
+                    f"simulator's own {overhead_s:g} s per job, so their waits and hand-overs are not to be "
+                    f"trusted; --speed {math.floor(fix * 10) / 10:g} would keep them under "
+                    f"{UNTRUSTED_SHARE_LIMIT:.0%} ({horizon_s / fix / 60:.0f} min of replay)")
+
+
+def _share(durations: Sequence[float], overhead_s: float, speed: float) -> float:
+    flags = untrusted(durations, overhead_s, speed)
+    return sum(flags) / len(flags) if flags else 0.0
