@@ -2,8 +2,8 @@
 
 Per team namespace: the Namespace (team, cost-center, environment and Pod Security labels), the Kueue
 LocalQueue that feeds the team's ClusterQueue, RoleBindings for the team's groups, a ResourceQuota and a
-LimitRange, and NetworkPolicies (default deny, then DNS, the namespace itself, scraping from monitoring
-and the team's configured egress). Cluster wide: the platform's batch-user ClusterRole (so RoleBindings
+LimitRange, and NetworkPolicies (default deny, then DNS, the namespace itself, scraping from monitoring,
+KubeRay's operator to Ray heads where a Ray integration is on, and the team's configured egress). Cluster wide: the platform's batch-user ClusterRole (so RoleBindings
 work whether or not Kueue's chart, with its own kueue-batch-user-role, is installed) and a queue-admin
 ClusterRole for the platform admins.
 
@@ -111,6 +111,26 @@ def queue_admin_rules() -> list[dict[str, Any]]:
     ]
 
 
+def kuberay_operator_policy_spec() -> dict[str, Any]:
+    """KubeRay's operator submits and polls RayJobs on the head's dashboard from its own namespace; under the
+    default deny a RayJob would never record completion and would hold its quota. Only the operator's pods
+    (namespace by its immutable name label, pods by KubeRay's component label) reach only Ray heads, on
+    only the dashboard and client ports; teams cannot add such a rule themselves (the network-policy guard),
+    so the platform owns it. Sources next to the names in conventions."""
+    return {
+        "podSelector": {"matchLabels": dict(cv.RAY_HEAD_POD_LABELS)},
+        "policyTypes": ["Ingress"],
+        "ingress": [{
+            "from": [{
+                "namespaceSelector": {"matchLabels": {cv.NAMESPACE_NAME_LABEL: cv.KUBERAY_OPERATOR_NAMESPACE}},
+                "podSelector": {"matchLabels": dict(cv.KUBERAY_OPERATOR_POD_LABELS)},
+            }],
+            "ports": [{"protocol": "TCP", "port": cv.RAY_DASHBOARD_PORT},
+                      {"protocol": "TCP", "port": cv.RAY_CLIENT_PORT}],
+        }],
+    }
+
+
 def network_policy_specs(plan: Plan, team: TeamPlan) -> dict[str, dict[str, Any]]:
     """Name -> NetworkPolicy spec. Policies are additive: the default deny selects every pod for both
     directions, each allow opens one path. EFA (OS-bypass) traffic between training pods does not pass
@@ -143,6 +163,8 @@ def network_policy_specs(plan: Plan, team: TeamPlan) -> dict[str, dict[str, Any]
             }]}],
         },
     }
+    if cv.uses_kuberay(plan.spec.addons.kueue.integrations):
+        specs[cv.NETWORK_POLICY_ALLOW_KUBERAY] = kuberay_operator_policy_spec()
     if team.egress:
         specs[cv.NETWORK_POLICY_ALLOW_EGRESS] = {
             "podSelector": everything,

@@ -7,6 +7,7 @@ key spelled twice would drift. Components, the CLI, tests and the policy pack al
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 PREFIX = "gpu-platform.io"
 
@@ -346,6 +347,35 @@ NETWORK_POLICY_ALLOW_DNS = "allow-dns"
 NETWORK_POLICY_ALLOW_SAME_NAMESPACE = "allow-same-namespace"
 NETWORK_POLICY_ALLOW_MONITORING = "allow-monitoring-scrape"
 NETWORK_POLICY_ALLOW_EGRESS = "allow-configured-egress"
+NETWORK_POLICY_ALLOW_KUBERAY = "allow-kuberay-operator"
+# KubeRay's operator reaches every Ray head from its own namespace: the RayJob controller submits and polls
+# the job on the head service's dashboard port (ray-project/kuberay ray-operator/controllers/ray/
+# rayjob_controller.go: FetchHeadServiceURL(..., DashboardPortName), then GetJobInfo). KubeRay's own
+# NetworkPolicy controller leaves that path to the platform ("Operator access is intentionally omitted here
+# - platforms that need it should inject it": networkpolicy_controller.go, buildHeadIngressRules), so the
+# tenant default deny must open it: from pods labelled app.kubernetes.io/component=kuberay-operator (set by
+# both its Helm chart, helm-chart/kuberay-operator/templates/deployment.yaml, and its kustomization,
+# ray-operator/config/manager/manager.yaml) in the operator's namespace, matched by kubernetes.io/metadata.name
+# so no pod label can forge it, to pods labelled ray.io/node-type=head, on the dashboard and Ray Client ports
+# (ray-operator/controllers/ray/utils/constant.go: DefaultDashboardPort 8265, DefaultClientPort 10001). The
+# namespace is where KubeRay installs by default (ray-operator/config/default/kustomization.yaml
+# `namespace: default`; a Helm release without -n); it is reserved, so no team can own it and pass a pod
+# off as the operator.
+KUBERAY_API_GROUP = "ray.io"
+KUBERAY_OPERATOR_NAMESPACE = "default"
+KUBERAY_OPERATOR_POD_LABELS: dict[str, str] = {COMPONENT: "kuberay-operator"}
+RAY_NODE_TYPE_LABEL = f"{KUBERAY_API_GROUP}/node-type"
+RAY_HEAD_POD_LABELS: dict[str, str] = {RAY_NODE_TYPE_LABEL: "head"}
+RAY_DASHBOARD_PORT = 8265
+RAY_CLIENT_PORT = 10001
+
+
+def uses_kuberay(integrations: Iterable[str]) -> bool:
+    """Whether any enabled Kueue integration is a KubeRay kind (ray.io/rayjob, ray.io/raycluster,
+    ray.io/rayservice: Kueue names its frameworks <API group>/<kind>), so KubeRay's operator must reach heads."""
+    return any(name.split("/", 1)[0] == KUBERAY_API_GROUP for name in integrations)
+
+
 # Kubernetes' user-facing ClusterRoles (kubernetes.io/docs/reference/access-authn-authz/rbac/#user-facing-roles).
 CLUSTER_ROLE_CLUSTER_ADMIN = "cluster-admin"
 CLUSTER_ROLE_ADMIN = "admin"

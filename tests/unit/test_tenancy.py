@@ -4,6 +4,7 @@ their own namespaces plus read-only queue visibility."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import ipaddress
 from types import SimpleNamespace
@@ -11,9 +12,11 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import pytest
 
 from gpu_platform import conventions as cv
 from gpu_platform.plan import CONTAINER_DEFAULT_LIMIT, CONTAINER_DEFAULT_REQUEST
+from tests import cel
 from tests.conftest import plan_of, rendered
 from tests.crd_schema import validate
 
@@ -386,3 +389,98 @@ def test_team_admins_cannot_write_rbac() -> None:
     for rule in extras[0]["rules"]:
         if "rbac.authorization.k8s.io" in rule["apiGroups"]:
             assert set(rule["verbs"]) <= {"get", "list", "watch"}
+
+
+# -- KubeRay's operator through the default deny ---------------------------------------------------------
+# KubeRay facts (ray-project/kuberay): the operator pod carries app.kubernetes.io/component=kuberay-operator
+# (helm-chart/kuberay-operator/templates/deployment.yaml, ray-operator/config/manager/manager.yaml) and installs
+# into `default` unless told otherwise (ray-operator/config/default/kustomization.yaml); head pods carry
+# ray.io/node-type=head; the dashboard listens on 8265 and Ray Client on 10001 (ray-operator/controllers/ray/
+# utils/constant.go). The RayJob controller polls the job on the head's dashboard (rayjob_controller.go).
+KUBERAY_ALLOW = {
+    "podSelector": {"matchLabels": {"ray.io/node-type": "head"}},
+    "policyTypes": ["Ingress"],
+    "ingress": [{
+        "from": [{
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "default"}},
+            "podSelector": {"matchLabels": {"app.kubernetes.io/component": "kuberay-operator"}},
+        }],
+        "ports": [{"protocol": "TCP", "port": 8265}, {"protocol": "TCP", "port": 10001}],
+    }],
+}
+
+
+def test_kuberay_operator_reaches_ray_heads_on_the_dashboard_and_client_ports_only() -> None:
+    """prod enables ray.io/rayjob and ray.io/raycluster (Kueue's defaults): without this policy the tenant
+    default deny drops the operator's dashboard calls, and a RayJob never records completion and holds its
+    quota. Only heads, only from the operator's pods in the operator's namespace, only those two ports."""
+    assert {"ray.io/rayjob", "ray.io/raycluster"} <= set(plan_of(STACK).spec.addons.kueue.integrations)
+    for team, ns in team_namespaces():
+        policy = one("NetworkPolicy", ns, "allow-kuberay-operator")
+        assert policy["spec"] == KUBERAY_ALLOW, ns
+        # Platform-owned like the rest: managed-by and the team label, made after the namespace.
+        assert policy["metadata"]["labels"][cv.MANAGED_BY] == cv.MANAGED_BY_VALUE
+        assert policy["metadata"]["labels"][cv.TEAM] == team.name
+    (r,) = [x for x in mine() if x.name == f"tenant-{team_namespaces()[0][1]}-allow-kuberay-operator"]
+    assert f"tenant-{team_namespaces()[0][1]}" in r.options["dependencies"]
+
+
+def test_no_kuberay_allow_without_a_ray_integration() -> None:
+    """A stack that queues no Ray kind opens nothing to the operator's namespace."""
+    from components.tenancy import network_policy_specs
+    from gpu_platform.plan import build_plan
+    from gpu_platform.spec import load_stack_config
+    from tests.conftest import stack_doc
+
+    doc = copy.deepcopy(stack_doc(STACK))
+    doc["config"]["gpu-platform:platform"].setdefault("addons", {}).setdefault("kueue", {})["integrations"] = [
+        "batch/job", "jobset.x-k8s.io/jobset", "pod"]
+    plan = build_plan(*load_stack_config(doc))
+    for team in plan.teams:
+        assert "allow-kuberay-operator" not in network_policy_specs(plan, team)
+    # ... and one Ray kind is enough (RayCluster alone: its head's dashboard is what the operator calls).
+    doc["config"]["gpu-platform:platform"]["addons"]["kueue"]["integrations"] = ["batch/job", "ray.io/raycluster"]
+    plan = build_plan(*load_stack_config(doc))
+    assert network_policy_specs(plan, plan.teams[0])["allow-kuberay-operator"] == KUBERAY_ALLOW
+
+
+def test_no_team_can_own_the_kuberay_operator_namespace() -> None:
+    """The allow trusts a pod label only inside the operator's namespace: a team owning that namespace could
+    label a pod as the operator and reach every team's Ray heads. The spec refuses it, naming the field."""
+    from gpu_platform.errors import SpecError
+    from gpu_platform.spec import load_stack_config
+    from tests.conftest import stack_doc
+
+    doc = copy.deepcopy(stack_doc(STACK))
+    doc["config"]["gpu-platform:platform"]["teams"][0]["namespaces"] = [cv.KUBERAY_OPERATOR_NAMESPACE]
+    with pytest.raises(SpecError, match=rf"teams\[0\]\.namespaces\[0\].*'{cv.KUBERAY_OPERATOR_NAMESPACE}' is reserved"):
+        load_stack_config(doc)
+
+
+@pytest.mark.parametrize("operation", ["CREATE", "UPDATE", "DELETE"])
+def test_tenants_cannot_write_a_kuberay_allow_of_their_own(operation: str) -> None:
+    """The platform owns this allow; the tenant-network-policies guard still refuses a team member who
+    creates one (say, from every namespace), edits the platform's or deletes it. The deployer, with a
+    cluster-wide grant, may."""
+    (guard,) = [o["spec"] for o in objs("ValidatingAdmissionPolicy")
+                if o["metadata"]["name"] == cv.TENANT_NETWORK_POLICY_GUARD]
+    _, ns = team_namespaces()[0]
+    netpol = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+              "metadata": {"name": "allow-kuberay-operator", "namespace": ns},
+              "spec": {**KUBERAY_ALLOW, "ingress": [{"from": [{"namespaceSelector": {}}]}]}}
+    obj = None if operation == "DELETE" else netpol
+    old = None if operation == "CREATE" else one("NetworkPolicy", ns, "allow-kuberay-operator")
+    namespace = copy.deepcopy(one("Namespace", None, ns))
+    namespace["metadata"]["labels"][cv.NAMESPACE_NAME_LABEL] = ns
+    verb = {"CREATE": "create", "UPDATE": "update", "DELETE": "delete"}[operation]
+
+    def review(grants: tuple[tuple[str, str, str, str], ...] = ()) -> cel.Decision:
+        request = cel.Request(kind="NetworkPolicy", group="networking.k8s.io", resource="networkpolicies",
+                              operation=operation, namespace=ns, name="allow-kuberay-operator")
+        return cel.review(guard, request, obj, old=old, namespace=namespace, grants=grants)
+
+    (message,) = review().denials
+    assert message.startswith("NetworkPolicies in team namespaces are managed by the platform"), message
+    # Even with RBAC for NetworkPolicies in its own namespace (what `edit` gives every member).
+    assert review((("networking.k8s.io", "networkpolicies", verb, ns),)).denials
+    assert review((("networking.k8s.io", "networkpolicies", verb, ""),)).denials == []
