@@ -19,24 +19,52 @@ from .kueue_object import KueueObject
 from .objects import object_metadata
 
 
+# The worker's ClusterRole is Kueue's reference role, rule for rule: Kueue v0.19.2
+# site/static/examples/multikueue/create-multikueue-kubeconfig.sh. Per Kueue framework (the names of
+# `integrations.frameworks`): its workload API, the verbs on it, and whether `get` on its /status follows
+# (every kind but plain pods). Frameworks the script does not list get nothing: `deployment` has no
+# MultiKueue adapter in v0.19.2 (pkg/controller/jobs/deployment has none; its pods are the `pod`
+# integration's, deployment_controller.go ImplicitlyEnabledFrameworkNames), so no manager reads a worker's
+# Deployments.
+MIRROR = ("create", "delete", "get", "list", "watch")
+# ... plus update and patch where the manager also changes the worker's copy after dispatch: Workloads, and
+# RayClusters (elastic scale-down: pkg/controller/jobs/ray/ray_multikueue_adapter.go, syncElastic).
+MIRROR_AND_EDIT = (*MIRROR, "update", "patch")
+REFERENCE_WORKER_RULES: dict[str, tuple[str, str, tuple[str, ...], bool]] = {
+    "batch/job": ("batch", "jobs", MIRROR, True),
+    "pod": ("", "pods", MIRROR, False),
+    "statefulset": ("apps", "statefulsets", MIRROR, True),
+    "leaderworkerset.x-k8s.io/leaderworkerset": ("leaderworkerset.x-k8s.io", "leaderworkersets", MIRROR, True),
+    "jobset.x-k8s.io/jobset": ("jobset.x-k8s.io", "jobsets", MIRROR, True),
+    "kubeflow.org/tfjob": ("kubeflow.org", "tfjobs", MIRROR, True),
+    "kubeflow.org/paddlejob": ("kubeflow.org", "paddlejobs", MIRROR, True),
+    "kubeflow.org/pytorchjob": ("kubeflow.org", "pytorchjobs", MIRROR, True),
+    "kubeflow.org/xgboostjob": ("kubeflow.org", "xgboostjobs", MIRROR, True),
+    "kubeflow.org/mpijob": ("kubeflow.org", "mpijobs", MIRROR, True),
+    "ray.io/rayjob": ("ray.io", "rayjobs", MIRROR, True),
+    "ray.io/raycluster": ("ray.io", "rayclusters", MIRROR_AND_EDIT, True),
+    "ray.io/rayservice": ("ray.io", "rayservices", MIRROR, True),
+    "workload.codeflare.dev/appwrapper": ("workload.codeflare.dev", "appwrappers", MIRROR, True),
+}
+
+
 def multikueue_worker_rules(plan: Plan) -> list[dict[str, Any]]:
-    """What a manager does on a worker: mirror the configured integrations' jobs and Kueue Workloads and
-    read their status back (Kueue docs, "Setup MultiKueue", create-multikueue-kubeconfig.sh; extended
-    from batch and JobSet there to every integration the stack enables)."""
-    by_group: dict[str, list[str]] = {}
-    for name in plan.spec.addons.kueue.integrations:
-        # The manager watches the worker's objects of every integration it runs, plain pods included
-        # (a missing one keeps the MultiKueueCluster inactive: "pods is forbidden ... cannot watch").
-        for group, _v, plural, _k in cv.KUEUE_INTEGRATION_APIS.get(name, ()):
-            by_group.setdefault(group, []).append(plural)
-    rules: list[dict[str, Any]] = []
-    for group, plurals in sorted(by_group.items()):
-        rules.append({"apiGroups": [group], "resources": sorted(set(plurals)),
-                      "verbs": ["create", "delete", "get", "list", "watch"]})
-        rules.append({"apiGroups": [group], "resources": sorted({f"{p}/status" for p in plurals}), "verbs": ["get"]})
+    """What a manager does on a worker: mirror the enabled integrations' jobs and Kueue Workloads, edit the
+    copies it scales, read the worker's queues, and read and write status back. Kueue's reference role for
+    the enabled integrations only: a verb fewer and the manager's dispatch or scale-down is forbidden on the
+    worker; a kind more is a grant nothing uses."""
     kueue_group = cv.KUEUE_API_VERSION.split("/")[0]
+    rules: list[dict[str, Any]] = []
+    for name in dict.fromkeys(plan.spec.addons.kueue.integrations):
+        if name not in REFERENCE_WORKER_RULES:
+            continue
+        group, plural, verbs, status = REFERENCE_WORKER_RULES[name]
+        rules.append({"apiGroups": [group], "resources": [plural], "verbs": list(verbs)})
+        if status:
+            rules.append({"apiGroups": [group], "resources": [f"{plural}/status"], "verbs": ["get"]})
     rules += [
-        {"apiGroups": [kueue_group], "resources": ["workloads"], "verbs": ["create", "delete", "get", "list", "watch"]},
+        {"apiGroups": [kueue_group], "resources": ["workloads"], "verbs": list(MIRROR_AND_EDIT)},
+        {"apiGroups": [kueue_group], "resources": ["clusterqueues", "localqueues"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [kueue_group], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]},
     ]
     return rules

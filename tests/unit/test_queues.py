@@ -667,6 +667,86 @@ def test_a_missing_worker_kubeconfig_fails_with_the_config_key() -> None:
         render_config(config, stack="local")
 
 
+# The MultiKueue worker's role: Kueue v0.19.2 site/static/examples/multikueue/create-multikueue-kubeconfig.sh,
+# read rule by rule. A job kind is mirrored (create, delete, get, list, watch) and its status read; the
+# manager also updates and patches the worker's Workloads and RayClusters (elastic scale-down) and reads its
+# ClusterQueues and LocalQueues.
+MK_MIRROR = frozenset({"create", "delete", "get", "list", "watch"})
+MK_MIRROR_AND_EDIT = MK_MIRROR | {"update", "patch"}
+MK_KUEUE_RULES = {
+    ("kueue.x-k8s.io", "workloads"): MK_MIRROR_AND_EDIT,
+    ("kueue.x-k8s.io", "workloads/status"): frozenset({"get", "patch", "update"}),
+    ("kueue.x-k8s.io", "clusterqueues"): frozenset({"get", "list", "watch"}),
+    ("kueue.x-k8s.io", "localqueues"): frozenset({"get", "list", "watch"}),
+}
+
+
+def _grants(rules: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], frozenset[str]]:
+    out: dict[tuple[str, str], frozenset[str]] = {}
+    for rule in rules:
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                assert (group, resource) not in out, f"{group}/{resource} granted twice"
+                out[(group, resource)] = frozenset(rule["verbs"])
+    return out
+
+
+def test_multikueue_worker_role_is_kueues_reference_role_for_the_enabled_integrations() -> None:
+    """Kueue's default integrations (the local stack's: a small render) on a worker: exactly the script's
+    rules for batch Jobs, JobSets, PyTorchJobs, RayJobs, RayClusters and pods. Before, Workloads and
+    RayClusters lacked update and patch (the manager's scale-down of an elastic RayCluster was forbidden on
+    the worker) and the queues were unreadable; CronJobs and Deployments, which MultiKueue never dispatches
+    (their Jobs and pods it does), were granted."""
+    config = copy.deepcopy(stack_doc("local")["config"])
+    config[f"{cv.CONFIG_NAMESPACE}:{cv.MULTIKUEUE_ROLE_CONFIG}"] = "worker"
+    roles = [o for o in render_config(config, stack="local").kubernetes_objects()
+             if o["kind"] == "ClusterRole" and o["metadata"]["name"] == cv.MULTIKUEUE_WORKER_CLUSTER_ROLE]
+    assert len(roles) == 1
+    assert _grants(roles[0]["rules"]) == {
+        ("batch", "jobs"): MK_MIRROR, ("batch", "jobs/status"): frozenset({"get"}),
+        ("jobset.x-k8s.io", "jobsets"): MK_MIRROR, ("jobset.x-k8s.io", "jobsets/status"): frozenset({"get"}),
+        ("kubeflow.org", "pytorchjobs"): MK_MIRROR, ("kubeflow.org", "pytorchjobs/status"): frozenset({"get"}),
+        ("ray.io", "rayjobs"): MK_MIRROR, ("ray.io", "rayjobs/status"): frozenset({"get"}),
+        ("ray.io", "rayclusters"): MK_MIRROR_AND_EDIT, ("ray.io", "rayclusters/status"): frozenset({"get"}),
+        ("", "pods"): MK_MIRROR,
+        **MK_KUEUE_RULES,
+    }
+
+
+def test_multikueue_worker_role_covers_every_kind_the_script_grants() -> None:
+    """Every framework the script has a rule for, enabled at once, gets that rule and no other."""
+    from components.queues.multikueue import multikueue_worker_rules
+    from gpu_platform.plan import build_plan
+    from gpu_platform.spec import load_stack_config
+
+    doc = copy.deepcopy(stack_doc("prod"))
+    doc["config"]["gpu-platform:platform"].setdefault("addons", {}).setdefault("kueue", {})["integrations"] = [
+        "batch/job", "pod", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset", "jobset.x-k8s.io/jobset",
+        "kubeflow.org/tfjob", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob", "kubeflow.org/xgboostjob",
+        "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/raycluster", "ray.io/rayservice",
+        "workload.codeflare.dev/appwrapper", "deployment",
+    ]
+    spec, region = load_stack_config(doc)
+    got = _grants(multikueue_worker_rules(build_plan(spec, region, "worker")))
+    status = frozenset({"get"})
+    assert got == {
+        ("batch", "jobs"): MK_MIRROR, ("batch", "jobs/status"): status,
+        ("", "pods"): MK_MIRROR,
+        ("apps", "statefulsets"): MK_MIRROR, ("apps", "statefulsets/status"): status,
+        ("leaderworkerset.x-k8s.io", "leaderworkersets"): MK_MIRROR,
+        ("leaderworkerset.x-k8s.io", "leaderworkersets/status"): status,
+        ("jobset.x-k8s.io", "jobsets"): MK_MIRROR, ("jobset.x-k8s.io", "jobsets/status"): status,
+        **{("kubeflow.org", k): MK_MIRROR for k in ("tfjobs", "paddlejobs", "pytorchjobs", "xgboostjobs", "mpijobs")},
+        **{("kubeflow.org", f"{k}/status"): status
+           for k in ("tfjobs", "paddlejobs", "pytorchjobs", "xgboostjobs", "mpijobs")},
+        ("ray.io", "rayjobs"): MK_MIRROR, ("ray.io", "rayjobs/status"): status,
+        ("ray.io", "rayclusters"): MK_MIRROR_AND_EDIT, ("ray.io", "rayclusters/status"): status,
+        ("ray.io", "rayservices"): MK_MIRROR, ("ray.io", "rayservices/status"): status,
+        ("workload.codeflare.dev", "appwrappers"): MK_MIRROR, ("workload.codeflare.dev", "appwrappers/status"): status,
+        **MK_KUEUE_RULES,
+    }
+
+
 @pytest.mark.parametrize("weight", [0, 0.25, 1, 1.5, 2, 0.0001])
 def test_fair_sharing_weights_are_exact_quantity_strings(weight: float) -> None:
     """Weights are int-or-string quantities: a JSON float is rejected, so fractions go out as strings
