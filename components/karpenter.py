@@ -43,14 +43,9 @@ NODE_ACCESS_ENTRY_TYPE = "EC2_LINUX"
 CONTROLLER_RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
 # Interruption queue (CloudFormation KarpenterInterruptionQueue): messages live 5 minutes, SSE by SQS.
 QUEUE_RETENTION_SECONDS = 300
-# EventBridge rules feeding the queue (CloudFormation ScheduledChangeRule ... CapacityReservationInterruptionRule).
-INTERRUPTION_EVENTS: dict[str, tuple[str, str]] = {
-    "scheduled-change": ("aws.health", "AWS Health Event"),
-    "spot-interruption": ("aws.ec2", "EC2 Spot Instance Interruption Warning"),
-    "rebalance": ("aws.ec2", "EC2 Instance Rebalance Recommendation"),
-    "instance-state-change": ("aws.ec2", "EC2 Instance State-change Notification"),
-    "capacity-reservation-interruption": ("aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
-}
+# EventBridge rules feeding the queue (CloudFormation ScheduledChangeRule ... CapacityReservationInterruptionRule),
+# by the short name their AWS names end in (conventions.karpenter_rule_name).
+INTERRUPTION_EVENTS: Mapping[str, tuple[str, str]] = cv.KARPENTER_INTERRUPTION_RULES
 
 
 class KubeObject(pulumi.CustomResource):
@@ -104,18 +99,23 @@ def network_interfaces(pool: PoolPlan) -> list[dict[str, Any]]:
 
 
 def node_class(plan: Plan, pool: PoolPlan, node_role: pulumi.Input[str],
-               security_group_id: pulumi.Input[str]) -> dict[str, Any]:
+               security_group_id: pulumi.Input[str], efa_security_group_id: pulumi.Input[str] | None = None) -> dict[str, Any]:
     """The EC2NodeClass: AMI family and pinned alias, the cluster's subnets (the zone requirement picks among
     them) and security group, the reservation by id, IMDSv2, volumes, instance store RAID0, EFA interfaces and
-    the pool's cost tags on every instance, volume and interface Karpenter launches."""
+    the pool's cost tags on every instance, volume and interface Karpenter launches. An EFA pool's nodes also
+    get the cluster's EFA security group: the selector's groups go on every interface (EC2NodeClass
+    securityGroupSelectorTerms), the EFA ones included, as on a managed pool's launch template."""
     k = pool.karpenter
     assert k is not None
+    groups = [security_group_id]
+    if pool.efa_interfaces and efa_security_group_id is not None:
+        groups.append(efa_security_group_id)
     spec: dict[str, Any] = {
         "role": node_role,
         "amiFamily": k.ami_family,
         "amiSelectorTerms": [{"alias": k.ami_alias}],
         "subnetSelectorTerms": [{"id": s} for s in plan.cluster.subnet_ids],
-        "securityGroupSelectorTerms": [{"id": security_group_id}],
+        "securityGroupSelectorTerms": [{"id": g} for g in groups],
         "metadataOptions": {
             "httpEndpoint": "enabled",
             "httpProtocolIPv6": "disabled",
@@ -268,7 +268,7 @@ class KarpenterNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, plan: Plan, pool: PoolPlan, node_role: pulumi.Input[str],
                  security_group_id: pulumi.Input[str], crds: Sequence[pulumi.Resource],
-                 opts: pulumi.ResourceOptions | None = None):
+                 opts: pulumi.ResourceOptions | None = None, efa_security_group_id: pulumi.Input[str] | None = None):
         super().__init__("gpu-platform:karpenter:KarpenterNodePool", name, None, opts)
         self.pool = pool
         depends: list[pulumi.Resource] = list(crds)
@@ -280,7 +280,7 @@ class KarpenterNodePool(pulumi.ComponentResource):
             )
             depends.append(self.placement_group)
         self.node_class = KubeObject(
-            f"{name}-nodeclass", node_class(plan, pool, node_role, security_group_id),
+            f"{name}-nodeclass", node_class(plan, pool, node_role, security_group_id, efa_security_group_id),
             opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
         )
         self.node_pool = KubeObject(
@@ -349,7 +349,7 @@ class Karpenter(pulumi.ComponentResource):
                                 policy=self.queue.arn.apply(queue_policy), opts=child)
             for key, (source, detail_type) in INTERRUPTION_EVENTS.items():
                 rule = aws.cloudwatch.EventRule(
-                    f"karpenter-{key}", name=f"{kp.queue}-{key}",
+                    f"karpenter-{key}", name=cv.karpenter_rule_name(c.name, key),
                     event_pattern=json.dumps({"source": [source], "detail-type": [detail_type]}),
                     tags=tags, opts=child,
                 )
@@ -404,6 +404,7 @@ class Karpenter(pulumi.ComponentResource):
             pool.name: KarpenterNodePool(
                 f"karpenter-{pool.name}", plan, pool, self.node_role.name, cluster.security_group_id,
                 [self.crds, *node_policies, self.access_entry], opts=child,
+                efa_security_group_id=cluster.efa_security_group_id,
             )
             for pool in plan.karpenter_pools
         }

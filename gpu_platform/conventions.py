@@ -44,6 +44,14 @@ COMPONENT = "app.kubernetes.io/component"
 # GPU Operator node labels that select a pool's MIG layout and device-plugin (time-slicing) config.
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+# GPU Operator deploy labels: each operand's DaemonSet runs only on nodes labelled "true" (NVIDIA/gpu-operator
+# assets/state-device-plugin/0500_daemonset.yaml nodeSelector), and the operator adds a missing one but keeps
+# a value already on the node (controllers/state_manager.go, addGPUStateLabels: "If a required state label
+# already exists on the node, honor the current value"; the MIG manager's only when absent). A node group
+# that sets "false" keeps that operand off its nodes for good.
+GPU_OPERATOR_DEPLOY_DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+GPU_OPERATOR_DEPLOY_MIG_MANAGER_LABEL = "nvidia.com/gpu.deploy.mig-manager"
+GPU_OPERATOR_DEPLOY_OFF = "false"
 
 # Kueue.
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
@@ -305,6 +313,12 @@ def placement_group_name(cluster: str, pool: str) -> str:
     return node_group_name(cluster, pool)
 
 
+def efa_security_group_name(cluster: str) -> str:
+    """The security group every EFA interface of the cluster carries besides the cluster's own: all traffic
+    to and from itself, which EFA's traffic needs (components/node_pools/cluster.py, efa_security_group)."""
+    return f"{cluster}-efa"
+
+
 def workload_taint_value(workload: str) -> str:
     return workload
 
@@ -524,3 +538,21 @@ def karpenter_controller_role_name(cluster: str) -> str:
 def karpenter_queue_name(cluster: str) -> str:
     """The SQS interruption queue (Karpenter's CloudFormation names it after the cluster; the suffix says whose it is)."""
     return f"{cluster}-karpenter"
+
+
+# The EventBridge rules that feed the interruption queue, by the short name each rule's AWS name ends in, with
+# the event source and detail-type they match (the getting-started CloudFormation's ScheduledChangeRule,
+# SpotInterruptionRule, RebalanceRule, InstanceStateChangeRule, CapacityReservationInterruptionRule). Short,
+# because a rule name is at most 64 characters (PutRule, botocore events model shape RuleName) and starts
+# with the queue's name: cluster.name is checked against the longest (spec/checks.py).
+KARPENTER_INTERRUPTION_RULES: dict[str, tuple[str, str]] = {
+    "health": ("aws.health", "AWS Health Event"),
+    "spot": ("aws.ec2", "EC2 Spot Instance Interruption Warning"),
+    "rebalance": ("aws.ec2", "EC2 Instance Rebalance Recommendation"),
+    "state-change": ("aws.ec2", "EC2 Instance State-change Notification"),
+    "reservation": ("aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
+}
+
+
+def karpenter_rule_name(cluster: str, rule: str) -> str:
+    return f"{karpenter_queue_name(cluster)}-{rule}"

@@ -11,7 +11,9 @@ from typing import Mapping
 
 from . import audit, catalog, conventions as cv
 from .karpenter import KarpenterPlan, KarpenterPoolPlan, plan_controller, plan_pool
-from .pool_derivations import pool_labels, pool_resource_name, pool_units_per_gpu
+from .pool_derivations import (
+    capacity_block_upgrade_warning, pool_labels, pool_operator_labels, pool_resource_name, pool_units_per_gpu,
+)
 from .spec import OidcProvider, Platform, Pool, Team
 
 # Per-node resources that pods cannot have: kubelet's kube-reserved (the EKS AMI formula: 6% of the
@@ -393,7 +395,7 @@ def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
     units_per_gpu = pool_units_per_gpu(pool)
     units_per_node = it.gpus * units_per_gpu
     labels = pool_labels(pool)
-    node_labels = dict(labels)
+    node_labels = {**labels, **pool_operator_labels(pool)}
     mig_config = dp_config = None
     if pool.sharing.mode == "mig":
         mig_config = cv.mig_config_name(pool.sharing.profile)
@@ -599,6 +601,7 @@ def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...], spec: Pl
         if p.karpenter is not None and not p.karpenter.pins_ami and spec.environment == "prod":
             out.append(f"pool {p.name!r}: Karpenter AMI alias {p.karpenter.ami_alias}: every AMI release drifts "
                        "the pool's nodes; pin pools[].karpenter.amiVersion in prod")
+    out += [w for w in (capacity_block_upgrade_warning(p, spec.cluster) for p in spec.pools) if w]
     return tuple(out)
 
 

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 from . import catalog, conventions as cv
 
 if TYPE_CHECKING:
+    from .spec.cluster import Cluster
     from .spec.pools import Pool
+
+# EKS AMI types whose nodes run Bottlerocket: its NVIDIA variants start their own NVIDIA device plugin
+# (EKS user guide, "Manage NVIDIA GPU devices on Amazon EKS", device-management-nvidia.html; bottlerocket-os/
+# bottlerocket#4309: a second plugin from a DaemonSet conflicted with it and left CUDA unusable).
+BOTTLEROCKET_AMI_PREFIX = "BOTTLEROCKET"
 
 
 def pool_units_per_gpu(pool: Pool) -> int:
@@ -46,3 +52,40 @@ def pool_labels(pool: Pool) -> dict[str, str]:
         cv.WORKLOAD: pool.workload,
         cv.SHARING: cv.sharing_value(pool.sharing.mode, pool.sharing.profile, pool.sharing.replicas),
     }
+
+
+def runs_bottlerocket(pool: Pool) -> bool:
+    return pool.amiType.startswith(BOTTLEROCKET_AMI_PREFIX)
+
+
+def pool_operator_labels(pool: Pool) -> dict[str, str]:
+    """GPU Operator deploy labels the pool's nodes carry besides the pool labels. Bottlerocket nodes already run
+    a device plugin, so the operator's device plugin and MIG manager stay off them (the operator keeps a
+    deploy label it finds on a node: conventions.GPU_OPERATOR_DEPLOY_DEVICE_PLUGIN_LABEL); the rest of its
+    operands (feature discovery, DCGM, the exporter) still run there."""
+    if not runs_bottlerocket(pool):
+        return {}
+    return {
+        cv.GPU_OPERATOR_DEPLOY_DEVICE_PLUGIN_LABEL: cv.GPU_OPERATOR_DEPLOY_OFF,
+        cv.GPU_OPERATOR_DEPLOY_MIG_MANAGER_LABEL: cv.GPU_OPERATOR_DEPLOY_OFF,
+    }
+
+
+# The runbook section `plan` points at for a capacity-block node group's upgrade.
+CAPACITY_BLOCK_RUNBOOK = "docs/runbook.md, \"Upgrading a capacity-block node group\""
+
+
+def capacity_block_upgrade_warning(pool: Pool, cluster: Cluster) -> str | None:
+    """EKS upgrades a capacity-block managed node group (Kubernetes version, AMI release, launch template)
+    only at desired size 0 (EKS user guide, capacity-blocks-mng.html, Considerations: "When upgrading managed
+    node groups with Capacity Blocks, make sure that the desired size of the node group is set to 0"), and
+    the stack cannot: it leaves desiredSize alone once the group exists. So every such pool carries the step
+    in `plan`, before a change to cluster.kubernetesVersion or the pool's template reaches it."""
+    if cluster.provider != "eks" or pool.provisioner != cv.PROVISIONER_MANAGED_NODE_GROUP:
+        return None
+    if pool.capacity.type != "capacity-block":
+        return None
+    group = cv.node_group_name(cluster.name, pool.name)
+    return (f"pool {pool.name!r} is a capacity-block node group: EKS upgrades it (cluster.kubernetesVersion, AMI "
+            f"release, launch template) only at desired size 0; scale node group {group!r} to 0 before such a "
+            f"change reaches it ({CAPACITY_BLOCK_RUNBOOK})")

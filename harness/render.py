@@ -9,6 +9,7 @@ options) instead of sending it anywhere.
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import math
 import os
@@ -80,6 +81,9 @@ class _Mocks(pmocks.Mocks):
             # What the AWS provider returns for a new template: its first version (an integer).
             state.setdefault("latestVersion", 1)
             state.setdefault("defaultVersion", 1)
+        if args.typ == "aws:ec2/securityGroup:SecurityGroup":
+            # EC2's form (sg- and hex digits), which the EC2NodeClass CRD's securityGroupSelectorTerms[].id checks.
+            return f"sg-{hashlib.sha256(args.name.encode()).hexdigest()[:17]}", state
         # The Kubernetes provider's ids are namespace/name; give outputs an id the program can use.
         return f"{args.name}-id", state
 

@@ -37,6 +37,9 @@ DATA_VOLUME_DEVICE: dict[str, str] = {
 # of 2 (EKS user guide, "Customize managed nodes with launch templates").
 IMDS_HOP_LIMIT = 2
 
+# A security group rule for every protocol and port (EC2 API reference, IpPermission.IpProtocol: "-1").
+ALL_PROTOCOLS = "-1"
+
 # Launched instances, their volumes and network interfaces carry the cost tags (EKS user guide, "Tagging
 # Amazon EC2 instances" via the launch template's TagSpecification).
 TAGGED_RESOURCE_TYPES: tuple[str, ...] = ("instance", "volume", "network-interface")

@@ -7,7 +7,7 @@ an attached cluster, the vpc-cni add-on's configuration and the kubeconfig the p
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import pulumi
@@ -17,7 +17,7 @@ from gpu_platform import conventions as cv
 from gpu_platform.audit import REQUIRED_EKS_LOG_TYPES
 from gpu_platform.plan import Plan
 
-from .aws_names import ADDON_RESOLVE_CONFLICTS, CLUSTER_ROLE_POLICY, NODE_ROLE_POLICIES
+from .aws_names import ADDON_RESOLVE_CONFLICTS, ALL_PROTOCOLS, CLUSTER_ROLE_POLICY, NODE_ROLE_POLICIES
 
 
 def vpc_cni_configuration() -> str:
@@ -72,6 +72,9 @@ class ClusterAccess:
     endpoint: pulumi.Output[Any]
     ca_data: pulumi.Output[Any]
     security_group_id: pulumi.Output[Any]
+    vpc_id: pulumi.Output[Any] | None = None
+    # The EFA security group (efa_security_group), once made: every EFA interface carries it.
+    efa_security_group_id: pulumi.Output[Any] | None = None
 
 
 def service_role(name: str, service: str, description: str, plan: Plan, parent: pulumi.Resource) -> aws.iam.Role:
@@ -117,6 +120,7 @@ def create_cluster(plan: Plan, parent: pulumi.Resource) -> tuple[aws.eks.Cluster
         security_group_id=cluster.vpc_config.apply(
             lambda v: v.cluster_security_group_id if v else None
         ),
+        vpc_id=cluster.vpc_config.apply(lambda v: v.vpc_id if v else None),
     )
     return cluster, access
 
@@ -132,6 +136,7 @@ def look_up_cluster(plan: Plan, parent: pulumi.Resource) -> ClusterAccess:
         endpoint=found.endpoint,
         ca_data=found.certificate_authorities.apply(lambda cas: cas[0].data if cas else None),
         security_group_id=found.vpc_config.apply(lambda v: v.cluster_security_group_id if v else None),
+        vpc_id=found.vpc_config.apply(lambda v: v.vpc_id if v else None),
     )
 
 
@@ -165,3 +170,36 @@ def vpc_cni_addon(
         tags=plan.platform_tags,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[cluster] if cluster else None),
     )
+
+
+def efa_security_group(plan: Plan, access: ClusterAccess, parent: pulumi.Resource) -> tuple[aws.ec2.SecurityGroup, ClusterAccess]:
+    """A security group for the EFA interfaces, with all traffic allowed in from and out to itself.
+
+    EFA needs both directions to and from its own group (EC2 user guide, efa-start.html, "Prepare an
+    EFA-enabled security group": all inbound and all outbound traffic to and from the security group itself).
+    The interfaces carry the cluster security group, which admits itself inbound; its outbound rule is an
+    allow-all CIDR, and EFA's traffic is not IP, so a CIDR rule does not carry it (awslabs/
+    awsome-distributed-ai#546; gardener/gardener-extension-provider-aws#1832: NCCL "Unresponsive receiver"
+    until the self egress rule exists). Only newer clusters' groups have that rule, and adding it to the
+    cluster's group would collide with theirs (a duplicate rule is an error), so the EFA interfaces get a group
+    of their own beside the cluster's. Its rules are separate resources (VPC security group rule API), so
+    neither replaces the other."""
+    c = plan.cluster
+    child = pulumi.ResourceOptions(parent=parent)
+    group = aws.ec2.SecurityGroup(
+        "np-efa",
+        name=cv.efa_security_group_name(c.name),
+        description=f"EFA traffic between the GPU nodes of {c.name}: all traffic to and from itself",
+        vpc_id=access.vpc_id,
+        tags=plan.platform_tags,
+        opts=child,
+    )
+    aws.vpc.SecurityGroupIngressRule(
+        "np-efa-self-ingress", security_group_id=group.id, referenced_security_group_id=group.id,
+        ip_protocol=ALL_PROTOCOLS, description="EFA: all traffic from itself", tags=plan.platform_tags, opts=child,
+    )
+    aws.vpc.SecurityGroupEgressRule(
+        "np-efa-self-egress", security_group_id=group.id, referenced_security_group_id=group.id,
+        ip_protocol=ALL_PROTOCOLS, description="EFA: all traffic to itself", tags=plan.platform_tags, opts=child,
+    )
+    return group, replace(access, efa_security_group_id=group.id)

@@ -1,7 +1,8 @@
 """NodePools: the component that puts the EKS side together, in the order AWS needs it.
 
-Control plane (created or looked up), node role, vpc-cni add-on, system node group, one GpuNodePool per
-managed-node-group pool, and the cluster's identity (access entries, OIDC).
+Control plane (created or looked up), node role, vpc-cni add-on, system node group, the EFA security group
+when a pool uses EFA, one GpuNodePool per managed-node-group pool, and the cluster's identity (access
+entries, OIDC).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
 from ..identity import ClusterIdentity
-from .cluster import create_cluster, kubeconfig_for, look_up_cluster, node_role, vpc_cni_addon
+from .cluster import create_cluster, efa_security_group, kubeconfig_for, look_up_cluster, node_role, vpc_cni_addon
 from .gpu_node_pool import GpuNodePool
 from .system_pool import system_node_group
 
@@ -55,6 +56,11 @@ class NodePools(pulumi.ComponentResource):
         self.system_pool: aws.eks.NodeGroup | None = None
         if c.system_pool is not None:
             self.system_pool = system_node_group(plan, c.system_pool, access, node_role_arn, ready, self)
+
+        # EFA interfaces (of either provisioner's pools) carry a security group of their own besides the cluster's.
+        self.efa_security_group: aws.ec2.SecurityGroup | None = None
+        if plan.efa_pools:
+            self.efa_security_group, access = efa_security_group(plan, access, self)
 
         # Karpenter pools get their nodes from NodePools (components/karpenter.py), which need this access.
         self.access = access

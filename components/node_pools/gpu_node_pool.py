@@ -106,7 +106,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 http_tokens="required",
                 http_put_response_hop_limit=IMDS_HOP_LIMIT,
             ),
-            network_interfaces=efa_interfaces(pool, cluster.security_group_id),
+            network_interfaces=efa_interfaces(pool, cluster.security_group_id, cluster.efa_security_group_id),
             placement=placement,
             instance_market_options=market,
             capacity_reservation_specification=reservation,
@@ -158,7 +158,9 @@ class GpuNodePool(pulumi.ComponentResource):
                 parent=self,
                 # The node role's policies and the CNI add-on: a node without either cannot serve pods.
                 depends_on=list(ready),
-                # The cluster autoscaler owns the node count once the group exists.
+                # desiredSize is set at creation (capacity.desired, default min) and never again: nothing in the
+                # stack scales the group yet (no cluster autoscaler is deployed), and a deploy must not undo a
+                # count changed by hand (aws eks update-nodegroup-config) or by a future autoscaler.
                 ignore_changes=["scalingConfig.desiredSize"],
                 protect=plan.environment == "prod",
                 # A new template (new instance type) is a new node group; EKS names are unique per cluster,

@@ -33,20 +33,23 @@ def efa_interface_layout(pool: PoolPlan) -> list[tuple[int, int, str]]:
     return [(0, 0, EFA_WITH_ENA), *((card, 1, EFA_WITH_ENA) for card in range(1, cards))]
 
 
-def efa_interfaces(pool: PoolPlan, security_group_id: pulumi.Input[str]) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs] | None:
+def efa_interfaces(pool: PoolPlan, security_group_id: pulumi.Input[str],
+                   efa_security_group_id: pulumi.Input[str] | None = None) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs] | None:
     """The launch template's interfaces for `efa_interface_layout`. Interfaces in a launch template must
     not name a subnet (EKS picks it), and carry the cluster security group, which EKS no longer adds once
-    the template sets security groups; it admits all traffic from itself, as EFA requires (EKS user guide,
-    "Customize managed nodes with launch templates" and "View Amazon EKS security group requirements")."""
+    the template sets security groups (EKS user guide, "Customize managed nodes with launch templates" and
+    "View Amazon EKS security group requirements"), and the cluster's EFA security group, whose rules allow
+    all traffic to and from itself, both of which EFA needs (cluster.efa_security_group)."""
     layout = efa_interface_layout(pool)
     if not layout:
         return None
+    groups = [security_group_id, *([efa_security_group_id] if efa_security_group_id is not None else [])]
     return [
         aws.ec2.LaunchTemplateNetworkInterfaceArgs(
             network_card_index=card,
             device_index=device,
             interface_type=kind,
-            security_groups=[security_group_id],
+            security_groups=groups,
             delete_on_termination="true",
         )
         for card, device, kind in layout

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 from .. import audit, catalog, conventions as cv
 from ..errors import Problem
-from ..pool_derivations import pool_capacity_units, pool_labels, pool_units_per_gpu
+from ..pool_derivations import pool_capacity_units, pool_labels, pool_units_per_gpu, runs_bottlerocket
 from .limits import (
     IAM_ROLE_NAME_MAX, KARPENTER_AMI_VERSION, KARPENTER_AMI_VERSION_FORM, KARPENTER_CAPACITY_FALLBACKS,
     KARPENTER_CAPACITY_TYPES,
 )
 from .platform import Platform
 from .pools import KarpenterPool
+
+# AWS name limits the cluster name is checked against (tests/unit/test_aws_name_limits.py reads each from
+# botocore's service model, or says where the model has none):
+# EventBridge PutRule Name (events model, shape RuleName: max 64).
+EVENTBRIDGE_RULE_NAME_MAX = 64
+# SQS CreateQueue QueueName (sqs model, QueueName documentation: "A queue name can have up to 80 characters").
+SQS_QUEUE_NAME_MAX = 80
+# EKS CreateNodegroup nodegroupName: not in the eks model; EKS user guide, create-managed-node-group.html ("The
+# node group name can't be longer than 63 characters") and the API's own error ("nodeGroupName can't be longer
+# than 63 characters!", terraform-aws-modules/terraform-aws-eks#1713).
+EKS_NODEGROUP_NAME_MAX = 63
 
 
 def _check_pools(p: Platform, region: str | None) -> list[Problem]:
@@ -72,6 +83,16 @@ def _check_pools(p: Platform, region: str | None) -> list[Problem]:
             ))
         if pool.fabric == "efa" and not pool.availabilityZone and p.cluster.provider == "eks":
             out.append(Problem(f"{at}.availabilityZone", "EFA pools need a single availabilityZone (EFA traffic does not cross zones)"))
+        if runs_bottlerocket(pool) and pool.sharing.mode != "full":
+            # Bottlerocket's NVIDIA AMIs run their own device plugin, configured by Bottlerocket settings, and the
+            # GPU Operator's plugin and MIG manager are kept off them (pool_derivations.pool_operator_labels): the
+            # operator's time-slicing and MIG configs would never reach these nodes.
+            out.append(Problem(
+                f"{at}.sharing.mode",
+                f"{pool.sharing.mode} is set by the GPU Operator's device plugin and MIG manager, which do not run on "
+                f"{pool.amiType} nodes (the AMI brings its own device plugin); use amiType 'AL2023_x86_64_NVIDIA' for "
+                "MIG or time-slicing, or sharing {mode: full} on Bottlerocket",
+            ))
         if pool.placementGroup and pool.fabric != "efa":
             out.append(Problem(f"{at}.placementGroup", "a cluster placement group is only made for fabric 'efa'"))
         if region and pool.availabilityZone and not pool.availabilityZone.startswith(region):
@@ -81,8 +102,8 @@ def _check_pools(p: Platform, region: str | None) -> list[Problem]:
                 out.append(Problem(f"{at}.name", f"label {key}={value!r} is over {cv.MAX_LABEL_LENGTH} characters"))
         if p.cluster.provider == "eks" and pool.provisioner == cv.PROVISIONER_MANAGED_NODE_GROUP:
             ng = cv.node_group_name(p.cluster.name, pool.name)
-            if len(ng) > 63:
-                out.append(Problem(f"{at}.name", f"node group name {ng!r} is over 63 characters (EKS limit)"))
+            if len(ng) > EKS_NODEGROUP_NAME_MAX:
+                out.append(Problem(f"{at}.name", f"node group name {ng!r} is over {EKS_NODEGROUP_NAME_MAX} characters (EKS limit)"))
     return out
 
 
@@ -222,8 +243,9 @@ def _check_system_pool(p: Platform) -> list[Problem]:
                 f"pool name {cv.SYSTEM_POOL_NAME!r} is taken by the system pool's node group "
                 f"({cv.system_node_group_name(c.name)!r}); rename the GPU pool",
             ))
-    if len(cv.system_node_group_name(c.name)) > 63:
-        out.append(Problem("cluster.name", f"node group name {cv.system_node_group_name(c.name)!r} is over 63 characters (EKS limit)"))
+    if len(cv.system_node_group_name(c.name)) > EKS_NODEGROUP_NAME_MAX:
+        out.append(Problem("cluster.name", f"node group name {cv.system_node_group_name(c.name)!r} is over "
+                                           f"{EKS_NODEGROUP_NAME_MAX} characters (EKS limit)"))
     return out
 
 
@@ -335,6 +357,20 @@ def _check_karpenter(p: Platform) -> list[Problem]:
                 f"Karpenter keeps no idle nodes: it launches them for pending pods only, so {field} must be 0 "
                 f"(got {getattr(cap, field)}); use provisioner {cv.PROVISIONER_MANAGED_NODE_GROUP!r} for a warm minimum",
             ))
+        if pool.sharing.mode != "full":
+            # Karpenter launches an instance type only if the pending pods' requests fit what the type offers
+            # (kubernetes-sigs/karpenter pkg/utils/resources/resources.go Fits, via fits() in pkg/controllers/
+            # provisioning/scheduling/nodeclaim.go), and an EC2 GPU type offers nvidia.com/gpu only: a pod asking
+            # for nvidia.com/gpu.shared or nvidia.com/mig-* never gets a node (kubernetes-sigs/karpenter#729; EKS
+            # user guide, device-management-nvidia-time-slicing.html: time-slicing works with Karpenter only with
+            # static capacity). NodeOverlay, which could add that capacity, is behind an alpha feature gate.
+            shared = cv.sharing_resource_name(pool.sharing.mode, pool.sharing.profile)
+            out.append(Problem(
+                f"{at}.sharing.mode",
+                f"{pool.sharing.mode} pools advertise {shared}, which no EC2 instance type offers, so Karpenter would "
+                f"never launch a node for their pods; use provisioner {cv.PROVISIONER_MANAGED_NODE_GROUP!r} for MIG "
+                "and time-slicing pools, or sharing {mode: full}",
+            ))
         it = catalog.INSTANCE_TYPES[pool.instanceType]
         if pool.fabric == "efa" and it.efa and not it.efa_only_interfaces:
             out.append(Problem(
@@ -376,10 +412,27 @@ def _check_karpenter(p: Platform) -> list[Problem]:
                 f"pools[{karpenter_pools[0]}].provisioner",
                 "Karpenter's controller runs on the system pool, never on nodes it provisions: set cluster.systemPool",
             ))
-        for name in (cv.karpenter_node_role_name(c.name), cv.karpenter_controller_role_name(c.name)):
-            if len(name) > IAM_ROLE_NAME_MAX:
-                out.append(Problem("cluster.name", f"Karpenter's IAM role name {name!r} is over {IAM_ROLE_NAME_MAX} characters"))
+        out += _check_karpenter_names(p)
     return out
+
+
+def _check_karpenter_names(p: Platform) -> list[Problem]:
+    """Karpenter's AWS names start with the cluster name: one problem for the name that overruns its API's
+    limit the most, with the longest cluster name that fits them all."""
+    c = p.cluster
+    names = [("IAM role", cv.karpenter_node_role_name(c.name), IAM_ROLE_NAME_MAX),
+             ("IAM role", cv.karpenter_controller_role_name(c.name), IAM_ROLE_NAME_MAX)]
+    if p.addons.karpenter.interruptionQueue:
+        names.append(("SQS queue", cv.karpenter_queue_name(c.name), SQS_QUEUE_NAME_MAX))
+        names += [("EventBridge rule", cv.karpenter_rule_name(c.name, rule), EVENTBRIDGE_RULE_NAME_MAX)
+                  for rule in cv.KARPENTER_INTERRUPTION_RULES]
+    what, name, limit = max(names, key=lambda n: len(n[1]) - n[2])
+    over = len(name) - limit
+    if over <= 0:
+        return []
+    return [Problem("cluster.name", f"{c.name!r} is too long for Karpenter's AWS names: {what} name {name!r} would be "
+                                    f"{len(name)} characters and AWS allows {limit}; use at most "
+                                    f"{len(c.name) - over} characters")]
 
 
 def validate(platform: Platform, region: str | None = None) -> list[Problem]:

@@ -29,7 +29,10 @@ class SystemPool(Strict):
     desired: int | None = Field(
         default=None,
         ge=0,
-        description="initial size (default: min); the autoscaler owns it afterwards",
+        description=(
+            "node group desiredSize at creation (default: min); never changed by the stack afterwards, and no "
+            "autoscaler is deployed"
+        ),
         examples=[2],
     )
     amiType: SystemAmiType = Field(

@@ -59,7 +59,10 @@ class Capacity(Strict):
     desired: int | None = Field(
         default=None,
         ge=0,
-        description="initial size (default: min); the autoscaler owns it afterwards",
+        description=(
+            "node group desiredSize at creation (default: min); never changed by the stack afterwards, and no "
+            "autoscaler is deployed: the group keeps that many nodes until someone scales it"
+        ),
         examples=[2],
     )
 

@@ -154,6 +154,24 @@ def test_driver_and_toolkit_follow_the_config() -> None:
     assert v["driver"]["enabled"] is True and v["toolkit"]["enabled"] is True
 
 
+def test_bottlerocket_nodes_run_no_operator_device_plugin_or_mig_manager() -> None:
+    """The operator's device plugin and MIG manager DaemonSets select nodes labelled
+    nvidia.com/gpu.deploy.<operand>=true, and the operator keeps a value it finds (NVIDIA/gpu-operator
+    controllers/state_manager.go addGPUStateLabels; assets/state-device-plugin/0500_daemonset.yaml): the
+    Bottlerocket pool's nodes, as planned and as simulated, say false, so its own plugin is the only one."""
+    from gpu_platform.nodes import fake_nodes
+
+    plan = plan_of("staging-karpenter")
+    off = {"nvidia.com/gpu.deploy.device-plugin": "false", "nvidia.com/gpu.deploy.mig-manager": "false"}
+    for pool in plan.pools:
+        bottlerocket = pool.ami_type == "BOTTLEROCKET_x86_64_NVIDIA"
+        assert bottlerocket == (pool.name == "l40s-infer")
+        deploy = {k: v for k, v in pool.node_labels.items() if k.startswith("nvidia.com/gpu.deploy.")}
+        assert deploy == (off if bottlerocket else {}), pool.name
+    nodes = [n for n in fake_nodes(plan)["items"] if n["metadata"]["labels"].get(cv.POOL) == "l40s-infer"]
+    assert nodes and all(off.items() <= n["metadata"]["labels"].items() for n in nodes)
+
+
 def test_operator_points_at_our_config_maps() -> None:
     v = values("prod")
     assert v["migManager"]["config"]["name"] == config_map("prod", cv.MIG_PARTED_CONFIGMAP)["metadata"]["name"]

@@ -178,13 +178,33 @@ def test_node_class_spells_efa_storage_imds_ami_and_reservation() -> None:
     assert [(b["deviceName"], b["rootVolume"]) for b in infer["blockDeviceMappings"]] == [("/dev/xvda", False), ("/dev/xvdb", True)]
 
 
+def test_efa_pools_get_the_efa_security_group_beside_the_clusters() -> None:
+    """EFA traffic needs a group allowing all traffic to and from itself (the EFA security group); Karpenter
+    puts every selected group on every interface, so only EFA pools select it."""
+    (rule,) = rendered(STACK).by_type("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")
+    efa_group = rule.inputs["securityGroupId"]
+    assert objects(NODE_CLASS)["h100-train"]["spec"]["securityGroupSelectorTerms"] == [{"id": "sg-00000000"}, {"id": efa_group}]
+    assert objects(NODE_CLASS)["l40s-infer"]["spec"]["securityGroupSelectorTerms"] == [{"id": "sg-00000000"}]
+
+
+def test_bottlerocket_nodes_keep_the_operators_device_plugin_and_mig_manager_off() -> None:
+    """Bottlerocket's NVIDIA AMI runs its own device plugin (bottlerocket-os/bottlerocket#4309: a second one
+    broke CUDA); the GPU Operator keeps a deploy label it finds on a node, so the NodePool sets them false."""
+    infer = objects(NODE_POOL)["l40s-infer"]["spec"]["template"]["metadata"]["labels"]
+    assert infer["nvidia.com/gpu.deploy.device-plugin"] == "false"
+    assert infer["nvidia.com/gpu.deploy.mig-manager"] == "false"
+    train = objects(NODE_POOL)["h100-train"]["spec"]["template"]["metadata"]["labels"]
+    assert not [k for k in train if k.startswith("nvidia.com/gpu.deploy.")]
+
+
 def test_an_efa_pool_outside_a_reservation_gets_its_placement_group() -> None:
     raw = platform_raw(STACK)
     pool(raw, "h100-train")["capacity"] = {"type": "on-demand", "min": 0, "max": 2}
     plan = build_plan(load_platform(raw, "us-east-1"), "us-east-1")
     train = plan.pools_by_name["h100-train"]
     assert train.placement_group
-    spec = node_class(plan, train, "role", "sg-1")["spec"]
+    spec = node_class(plan, train, "role", "sg-1", "sg-2")["spec"]
+    assert spec["securityGroupSelectorTerms"] == [{"id": "sg-1"}, {"id": "sg-2"}]
     assert spec["placementGroupSelector"] == {"name": cv.placement_group_name(plan.cluster.name, train.name)}
     assert "capacityReservationSelectorTerms" not in spec
     assert requirements_of(train)[cv.KARPENTER_CAPACITY_TYPE_LABEL] == ("In", ["on-demand"])
@@ -255,6 +275,8 @@ def test_the_interruption_queue_gets_every_event_rule() -> None:
     assert queue["name"] == plan_of(STACK).karpenter.queue and queue["sqsManagedSseEnabled"] is True
     rules = {r.inputs["name"]: json.loads(r.inputs["eventPattern"]) for r in rendered(STACK).by_type("aws:cloudwatch/eventRule:EventRule")}
     assert sorted(p["detail-type"][0] for p in rules.values()) == sorted(d for _, d in INTERRUPTION_EVENTS.values())
+    # Short enough for PutRule's 64 characters at every cluster name the spec accepts (test_aws_name_limits.py).
+    assert set(rules) == {f"ml-staging-karpenter-{r}" for r in ("health", "spot", "rebalance", "state-change", "reservation")}
     assert len(rendered(STACK).by_type("aws:cloudwatch/eventTarget:EventTarget")) == len(INTERRUPTION_EVENTS)
 
 
@@ -324,6 +346,13 @@ CASES = [
      "pools[0].provisioner", "only for cluster.provider 'eks'"),
     ("an unknown provisioner", lambda r: pool(r, "a10g-dev").update(provisioner="cluster-autoscaler"),
      "pools[2].provisioner", "karpenter"),
+    # Karpenter launches only types whose resources fit the pods' requests (karpenter resources.Fits); EC2 types
+    # offer nvidia.com/gpu, so pods of these pools would wait forever (kubernetes-sigs/karpenter#729).
+    ("time-slicing on Karpenter",
+     lambda r: pool(r, "h100-train").update(sharing={"mode": "time-slicing", "replicas": 2}),
+     "pools[0].sharing.mode", "advertise nvidia.com/gpu.shared, which no EC2 instance type offers"),
+    ("MIG on Karpenter", lambda r: pool(r, "h100-train").update(sharing={"mode": "mig", "profile": "1g.10gb"}),
+     "pools[0].sharing.mode", "use provisioner 'managed-node-group' for MIG and time-slicing pools"),
 ]
 
 

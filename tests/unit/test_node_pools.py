@@ -12,6 +12,7 @@ import copy
 import dataclasses
 import email
 import functools
+import re
 import tomllib
 from typing import Any
 
@@ -20,7 +21,7 @@ import yaml
 
 from gpu_platform import catalog, conventions as cv
 
-from tests.conftest import plan_of, render_config, rendered, stack_doc
+from tests.conftest import ROOT, plan_of, render_config, rendered, stack_doc
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -329,7 +330,91 @@ def test_bottlerocket_pools_get_toml_ephemeral_storage_and_their_data_volume():
     assert r.one(NODE_GROUP, "np-a10g-dev").inputs["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA"
 
 
-def test_desired_size_belongs_to_the_autoscaler_and_prod_is_protected():
+def test_bottlerocket_node_groups_keep_the_operators_device_plugin_and_mig_manager_off():
+    """The Bottlerocket NVIDIA AMI runs its own device plugin; a second one from the GPU Operator conflicted
+    with it and left CUDA unusable (bottlerocket-os/bottlerocket#4309). The operator keeps a deploy label it
+    finds on a node (NVIDIA/gpu-operator controllers/state_manager.go, addGPUStateLabels), so the node group
+    sets them "false"; AL2023 pools leave them to the operator."""
+    r, _ = variant()
+    labels = r.one(NODE_GROUP, "np-a10g-dev").inputs["labels"]
+    assert labels["nvidia.com/gpu.deploy.device-plugin"] == "false"
+    assert labels["nvidia.com/gpu.deploy.mig-manager"] == "false"
+    for name in ("np-h100-train", "np-l40s-infer"):
+        assert not [k for k in r.one(NODE_GROUP, name).inputs["labels"] if k.startswith("nvidia.com/gpu.deploy.")], name
+
+
+# ---------------------------------------------------------------------------------------------------
+# EFA: a security group with all traffic to and from itself on every EFA interface
+
+SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
+INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+EGRESS_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+
+
+@pytest.mark.parametrize("stack", ["prod", "staging"])
+def test_efa_interfaces_carry_a_group_that_allows_all_traffic_to_and_from_itself(stack: str):
+    """The EFA user guide's requirement (EC2 user guide, efa-start.html: all inbound and outbound traffic to and
+    from the group itself). The cluster group's allow-all CIDR egress does not carry EFA's traffic
+    (awslabs/awsome-distributed-ai#546), and older clusters' groups lack the self egress rule."""
+    r = rendered(stack)
+    (group,) = r.by_type(SECURITY_GROUP)
+    assert group.inputs["name"] == f"{plan_of(stack).cluster.name}-efa"
+    assert group.inputs["vpcId"] == "vpc-00000000"  # the looked-up cluster's VPC (harness mock)
+    (ingress,), (egress,) = r.by_type(INGRESS_RULE), r.by_type(EGRESS_RULE)
+    efa_group = egress.inputs["securityGroupId"]
+    assert efa_group.startswith("sg-") and efa_group != "sg-00000000"
+    for rule in (ingress, egress):
+        assert rule.inputs["securityGroupId"] == rule.inputs["referencedSecurityGroupId"] == efa_group
+        assert rule.inputs["ipProtocol"] == "-1"  # every protocol and port
+        assert "cidrIpv4" not in rule.inputs
+    for pool in plan_of(stack).efa_pools:
+        for interface in res(stack, LAUNCH_TEMPLATE, pool.name).inputs["networkInterfaces"]:
+            assert interface["securityGroups"] == ["sg-00000000", efa_group], pool.name
+
+
+def test_no_efa_security_group_without_an_efa_pool():
+    config = copy.deepcopy(stack_doc("staging")["config"])
+    for pool in config["gpu-platform:platform"]["pools"]:
+        pool["fabric"] = "ethernet"
+    r = render_config(config, stack="staging")
+    assert r.by_type(SECURITY_GROUP) == r.by_type(INGRESS_RULE) == r.by_type(EGRESS_RULE) == []
+
+
+# ---------------------------------------------------------------------------------------------------
+# capacity blocks: upgrades only at 0 nodes
+
+
+def test_plan_warns_that_a_capacity_block_node_group_upgrades_only_at_zero():
+    """EKS user guide, capacity-blocks-mng.html, Considerations: "When upgrading managed node groups with
+    Capacity Blocks, make sure that the desired size of the node group is set to 0"."""
+    blocks = [w for w in plan_of("prod").warnings if "capacity-block node group" in w]
+    assert blocks == [
+        "pool 'h100-train' is a capacity-block node group: EKS upgrades it (cluster.kubernetesVersion, AMI release, "
+        "launch template) only at desired size 0; scale node group 'ml-prod-h100-train' to 0 before such a change "
+        "reaches it (docs/runbook.md, \"Upgrading a capacity-block node group\")"
+    ]
+    # Not a capacity reservation (prod's h200-train), nor a capacity block Karpenter provisions.
+    assert not [w for w in plan_of("staging-karpenter").warnings if "capacity-block node group" in w]
+    # The step the warning names is in the runbook.
+    runbook = (ROOT / "docs" / "runbook.md").read_text()
+    assert "## Upgrading a capacity-block node group" in runbook
+    assert "desiredSize=0" in runbook
+
+
+# ---------------------------------------------------------------------------------------------------
+# nothing scales the node groups yet (elastic capacity is its own issue)
+
+
+def test_no_doc_says_an_autoscaler_scales_the_node_groups():
+    claims = re.compile(r"autoscaler owns|belongs to the autoscaler|autoscaler (?:scales|manages) the (?:managed )?node group",
+                        re.IGNORECASE)
+    texts = {p.name: p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+                                             *sorted((ROOT / "docs").glob("*.schema.json"))]}
+    assert {name for name, text in texts.items() if claims.search(text)} == set()
+    assert "nothing scales them yet" in texts["node-pools.md"]
+
+
+def test_desired_size_is_set_at_creation_only_and_prod_is_protected():
     for stack, protected in (("prod", True), ("staging", False)):
         for ng in rendered(stack).by_type(NODE_GROUP):
             assert "scalingConfig.desiredSize" in ng.options["ignoreChanges"], ng.name

@@ -152,6 +152,11 @@ BAD: list[tuple[str, Callable[[dict], None], str, str]] = [
     ("vpc cni without network policy", _set(["addons", "vpcCni"], {"version": "v1.13.4-eksbuild.1"}), "addons.vpcCni.version", "v1.14.0"),
     ("efa plugin version latest", _set(["addons", "efaDevicePlugin"], {"version": "latest"}), "addons.efaDevicePlugin.version", "exact chart version"),
     ("addon version without patch", _set(["addons", "kueue", "version"], "0.19"), "addons.kueue.version", "not an exact chart version"),
+    # Bottlerocket runs its own device plugin, and the operator's plugin and MIG manager are kept off its nodes.
+    ("time-slicing on Bottlerocket", _set(["pools", 2, "amiType"], "BOTTLEROCKET_x86_64_NVIDIA"), "pools[2].sharing.mode",
+     "do not run on BOTTLEROCKET_x86_64_NVIDIA nodes (the AMI brings its own device plugin)"),
+    ("MIG on Bottlerocket", _set(["pools", 3, "amiType"], "BOTTLEROCKET_x86_64_NVIDIA"), "pools[3].sharing.mode",
+     "use amiType 'AL2023_x86_64_NVIDIA' for MIG or time-slicing"),
 ]
 
 
