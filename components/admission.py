@@ -11,6 +11,13 @@ and the workload APIs of the configured Kueue integrations (JobSet, Deployment, 
 
 - a pod that asks for no GPU does not tolerate the GPU taint (it would sit on a GPU node nobody pays for),
   and no pod is created with spec.nodeName (it would bypass the scheduler, the taints and Kueue);
+- where work runs (issue 22): a pod template that asks for GPUs tolerates the GPU taint itself (the pools'
+  Kueue flavors are given only to pod sets that do, so work without GPUs is only ever given the CPU-only
+  flavor); a template without GPUs asks for no topology and, per pod set, for no more than the team's
+  CPU-only allowance (namespace annotations): either would never be admitted, so it is refused at creation.
+  These are creation checks: Kueue's own updates (the flavor's labels and tolerations on admission,
+  suspending, restoring) never add what they refuse, and must pass for workloads made before them;
+- a container asks for at most one time-sliced replica (the device plugin refuses more at the kubelet);
 - a kind Kueue cannot queue (a DaemonSet, a bare ReplicaSet, a StatefulSet without its integration)
   does not request GPUs at all.
 
@@ -177,6 +184,54 @@ def tolerates_gpu_taint(spec: str) -> str:
     )
 
 
+def container_asks_gpu() -> str:
+    """CEL: container `c` asks for a GPU resource, in its limits or its requests."""
+    return (
+        "has(c.resources) && ("
+        f"(has(c.resources.limits) && c.resources.limits.exists(r, {is_gpu('r')})) || "
+        f"(has(c.resources.requests) && c.resources.requests.exists(r, {is_gpu('r')})))"
+    )
+
+
+def carries_gpu_toleration(spec: str) -> str:
+    """CEL: the pod spec tolerates the GPU taint as Kubernetes matches it (its key, or a key-less Exists;
+    Exists or the taint's value; no effect or NoSchedule), which is what Kueue checks against a pool flavor's
+    nodeTaints before it gives the flavor to a pod set (flavorassigner.go checkFlavorForPodSets)."""
+    return (
+        f"(has({spec}.tolerations) && {spec}.tolerations.exists(t, "
+        f"((has(t.key) && t.key == {cel_string(cv.GPU_TAINT_KEY)}) || "
+        "((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists')) && "
+        f"((has(t.operator) && t.operator == 'Exists') || (has(t.value) && t.value == {cel_string(cv.GPU_TAINT_VALUE)})) && "
+        f"(!has(t.effect) || t.effect == '' || t.effect == {cel_string(cv.TAINT_EFFECT)})))"
+    )
+
+
+def resource_amount(c: str, resource: str) -> str:
+    """CEL: a container's request of `resource` as a number (its limit when it sets no request, as Kubernetes
+    defaults a request from the limit), 0.0 when it sets neither."""
+    def held(field: str) -> str:
+        return f"has({c}.resources) && has({c}.resources.{field}) && {cel_string(resource)} in {c}.resources.{field}"
+
+    def amount(field: str) -> str:
+        return f"{quantity(f'{c}.resources.{field}[{cel_string(resource)}]')}.asApproximateFloat()"
+
+    return f"({held('requests')} ? {amount('requests')} : ({held('limits')} ? {amount('limits')} : 0.0))"
+
+
+def pod_amount(spec: str, resource: str) -> str:
+    """CEL: what one pod of a pod spec asks for of `resource`: its containers' sum, a lower bound of what
+    Kueue counts (init containers and overhead can only add), so a refusal on it is never wrong."""
+    return f"{spec}.containers.map(c, {resource_amount('c', resource)}).sum()"
+
+
+# Pods per pod set of a Job (and a CronJob's Jobs): parallelism, or completions when fewer (kueue v0.19.2
+# pkg/controller/jobs/job/job_controller.go podsCount); one for every other kind, a lower bound.
+def _job_pods(job_spec: str) -> str:
+    par = f"(has({job_spec}.parallelism) ? {job_spec}.parallelism : 1)"
+    comp = f"(has({job_spec}.completions) ? {job_spec}.completions : {par})"
+    return f"({comp} < {par} ? {comp} : {par})"
+
+
 def controlled() -> str:
     """CEL: made by a workload controller (see the module docstring): a workload kind is the controlling
     owner and the request comes from a service account of another namespace."""
@@ -201,11 +256,7 @@ def variables(apis: list[tuple[str, str, str, str]], queueable: list[str] | None
         "(has(object.metadata.labels) ? object.metadata.labels : {})",
     )
     q = cel_string(cv.QUEUE_NAME_LABEL)
-    asks_gpu = (
-        "has(c.resources) && ("
-        f"(has(c.resources.limits) && c.resources.limits.exists(r, {is_gpu('r')})) || "
-        f"(has(c.resources.requests) && c.resources.requests.exists(r, {is_gpu('r')})))"
-    )
+    asks_gpu = container_asks_gpu()
     pc = cel_string(cv.PRIORITY_CLASS_LABEL)
     allowed = cel_string(cv.ALLOWED_PRIORITIES_ANNOTATION)
     topo = cel_string(cv.TOPOLOGY_RESOURCES_ANNOTATION)
@@ -234,6 +285,24 @@ def variables(apis: list[tuple[str, str, str, str]], queueable: list[str] | None
         {"name": "team", "expression": (
             f"has(namespaceObject.metadata.labels) && {cel_string(cv.TEAM)} in namespaceObject.metadata.labels ? "
             f"namespaceObject.metadata.labels[{cel_string(cv.TEAM)}] : request.namespace")},
+        # The pod templates that ask for no GPU: Kueue can give them only the CPU-only flavor.
+        {"name": "gpuLessTemplates", "expression": (
+            f"variables.podTemplates.filter(t, !{containers('t.spec')}.exists(c, {asks_gpu}))")},
+        {"name": "podSetPods", "expression": _kind_switch(
+            {"Job": _job_pods("object.spec"), "CronJob": _job_pods("object.spec.jobTemplate.spec")}, "1")},
+        *(
+            {"name": name, "expression": (
+                f"has(namespaceObject.metadata.annotations) && {cel_string(key)} in namespaceObject.metadata.annotations"
+                f" && isQuantity(namespaceObject.metadata.annotations[{cel_string(key)}]) ? "
+                f"namespaceObject.metadata.annotations[{cel_string(key)}] : ''")}
+            for name, key in (("cpuOnlyCpu", cv.CPU_ONLY_CPU_ANNOTATION), ("cpuOnlyMemory", cv.CPU_ONLY_MEMORY_ANNOTATION))
+        ),
+        # Per GPU-less pod set: what its pods ask for together (a lower bound of Kueue's count), in cores / bytes.
+        *(
+            {"name": name, "expression": (
+                f"variables.gpuLessTemplates.map(t, {pod_amount('t.spec', resource)} * double(variables.podSetPods))")}
+            for name, resource in (("gpuLessCpu", "cpu"), ("gpuLessMemory", "memory"))
+        ),
     ]
 
 
@@ -253,6 +322,14 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
         "isQuantity(string(c.resources.requests[r])) && isQuantity(string(c.resources.limits[r])) && "
         f"{quantity('c.resources.requests[r]')}.compareTo({quantity('c.resources.limits[r]')}) == 0))"
     )
+    shared = cel_string(cv.SHARED_GPU_RESOURCE)
+    shared_at_most_one = (
+        f"!has(c.resources) || !has(c.resources.limits) || !({shared} in c.resources.limits) || "
+        f"!isQuantity(string(c.resources.limits[{shared}])) || "
+        f"{quantity(f'c.resources.limits[{shared}]')}.compareTo("
+        f"quantity({cel_string(str(cv.SHARED_GPU_MAX_PER_CONTAINER))})) <= 0"
+    )
+    asks_gpu = container_asks_gpu()
     host = (
         "!(has(s.hostNetwork) && s.hostNetwork == true) && !(has(s.hostPID) && s.hostPID == true) && "
         "!(has(s.hostIPC) && s.hostIPC == true)"
@@ -283,6 +360,17 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
             "reason": "Invalid",
         },
         {
+            "expression": every_container(shared_at_most_one),
+            "message": (
+                f"a container may ask for at most {cv.SHARED_GPU_MAX_PER_CONTAINER} {cv.SHARED_GPU_RESOURCE}: on "
+                "time-sliced pools the device plugin refuses more per container (failRequestsGreaterThanOne: "
+                "\"maximum request size for shared resources is 1\"), so the pod would be admitted and never "
+                "start, and two replicas of one GPU are not two GPUs of compute; run more pods instead "
+                "(python -m platform_cli job --nodes N)"
+            ),
+            "reason": "Invalid",
+        },
+        {
             "expression": every_container(gpu_requests_equal_limits),
             "message": "GPU resources belong in resources.limits; a GPU request, if set, must equal its limit",
             "reason": "Invalid",
@@ -296,7 +384,50 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
             "expression": f"variables.gpuLessSpecs.all(s, !{tolerates_gpu_taint('s')})",
             "message": (
                 f"a pod that requests no GPU may not tolerate the GPU taint {gpu_taint}: GPU nodes are for GPU "
-                f"work; work without GPUs is admitted on the {cv.CPU_FLAVOR!r} flavor and runs on CPU nodes"
+                f"work; work without GPUs is admitted only on the {cv.CPU_FLAVOR!r} flavor and runs on CPU nodes"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            # Create only: Kueue's own updates of a workload made before this rule (suspending it, restoring
+            # its template) must pass, and a template without the toleration only keeps itself from admission.
+            "expression": (
+                "request.operation != 'CREATE' || variables.podSpecs.all(s, "
+                f"!{containers('s')}.exists(c, {asks_gpu}) || {carries_gpu_toleration('s')})"
+            ),
+            "message": (
+                f"a pod template that requests GPUs must tolerate the GPU taint {gpu_taint} itself (tolerations: "
+                f"[{{key: {cv.GPU_TOLERATION['key']}, operator: {cv.GPU_TOLERATION['operator']}, effect: "
+                f"{cv.GPU_TOLERATION['effect']}}}]): Kueue gives a pool's flavor only to pod sets that tolerate its "
+                "taint, so without it the workload would never be admitted; python -m platform_cli job sets it"
+            ),
+            "reason": "Invalid",
+        },
+        {
+            "expression": (
+                "request.operation != 'CREATE' || variables.gpuLessTemplates.all(t, !(has(t.metadata) && "
+                f"has(t.metadata.annotations) && {cel_list(cv.TAS_ANNOTATIONS)}.exists(a, a in t.metadata.annotations)))"
+            ),
+            "message": (
+                "a pod template that requests no GPU may not ask for a topology (kueue.x-k8s.io/podset-*-topology): "
+                f"work without GPUs is admitted only on the {cv.CPU_FLAVOR!r} flavor, which is not topology-aware, so "
+                "Kueue would never admit it; annotate only the pod templates that request GPUs"
+            ),
+            "reason": "Invalid",
+        },
+        {
+            # Create only, and only what Kueue queues itself (a controller's objects were checked as their owner).
+            "expression": (
+                "request.operation != 'CREATE' || variables.controlled || !variables.queueable || ("
+                "(variables.cpuOnlyCpu == '' || variables.gpuLessCpu.all(x, x <= quantity(variables.cpuOnlyCpu)"
+                ".asApproximateFloat())) && (variables.cpuOnlyMemory == '' || variables.gpuLessMemory.all(x, "
+                "x <= quantity(variables.cpuOnlyMemory).asApproximateFloat())))"
+            ),
+            "messageExpression": (
+                "'a pod set without GPUs asks for more than team ' + variables.team + '\\'s CPU-only allowance of ' + "
+                "variables.cpuOnlyCpu + ' CPU and ' + variables.cpuOnlyMemory + ' memory (teams[].limits.cpu and "
+                f"memoryGiB): work without GPUs is admitted only on the Kueue flavor {cv.CPU_FLAVOR}, never on a GPU "
+                "pool, so it could never start; ask for less (per pod times parallelism) or have the allowance raised'"
             ),
             "reason": "Forbidden",
         },

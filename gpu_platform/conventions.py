@@ -146,6 +146,17 @@ GPU_TAINT_KEY = GPU_RESOURCE
 GPU_TAINT_VALUE = "present"
 WORKLOAD_TAINT_KEY = WORKLOAD
 TAINT_EFFECT = "NoSchedule"
+# What every pod template that asks for GPUs carries itself (the job template sets it; admission refuses a
+# GPU template without it). Pool flavors that are not topology-aware list the GPU taint under `nodeTaints`
+# and do not tolerate it, and Kueue assigns a flavor only to a pod set that tolerates its nodeTaints (kueue
+# v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go checkFlavorForPodSets; apis/kueue/v1beta2/
+# resourceflavor_types.go, nodeTaints); topology-aware ones only to pod sets that ask for a topology. A pod
+# set without GPUs may do neither (admission), so it can only be given the CPU-only flavor, never a pool.
+GPU_TOLERATION: dict[str, str] = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": TAINT_EFFECT}
+# Time-sliced pools: the device plugin refuses a container asking for more than one shared replica
+# (the operator's config sets failRequestsGreaterThanOne: NVIDIA/k8s-device-plugin internal/plugin/
+# server.go, Allocate, per container request: "maximum request size for shared resources is 1").
+SHARED_GPU_MAX_PER_CONTAINER = 1
 
 # Pod Security admission.
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
@@ -438,8 +449,10 @@ KUEUE_INTEGRATION_APIS: dict[str, tuple[tuple[str, str, str, str], ...]] = {
 # queue name of the LocalQueue called `default` (jobframework.ApplyDefaultLocalQueueWithManaged-
 # JobsNamespaceSelector, pkg/controller/jobframework/defaults.go), and every team namespace has one, so
 # CPU-only work is queued too. Each ClusterQueue therefore lists this flavor first: no node labels, no
-# tolerations, a CPU and memory quota only, so a workload that asks for no GPU is admitted here and is
-# never charged to (or pinned onto) a GPU pool. Pool names may not take this name.
+# tolerations, a CPU and memory quota only. It is the only flavor a pod set without GPUs can be given (the
+# pools' flavors need GPU_TOLERATION or a topology request, which such a pod set may not carry), so work
+# without GPUs is never charged to, or pinned onto, a GPU pool, whether or not the allowance is free. Pool
+# names may not take it.
 CPU_FLAVOR = "cpu-only"
 
 # Which platform priorities a team may use: the team's namespaces carry the allowed names (comma
@@ -448,6 +461,10 @@ ALLOWED_PRIORITIES_ANNOTATION = f"{PREFIX}/allowed-priorities"
 # ... and the GPU resources the team gets only from topology-aware pools (comma separated): pod templates
 # that ask for them must carry a Kueue topology annotation (TAS_ANNOTATIONS), or they could never be admitted.
 TOPOLOGY_RESOURCES_ANNOTATION = f"{PREFIX}/topology-resources"
+# ... and the team's CPU-only allowance (its quota on CPU_FLAVOR, a CPU and a memory quantity): a pod without
+# GPUs that asks for more can never be admitted, so admission refuses it at creation.
+CPU_ONLY_CPU_ANNOTATION = f"{PREFIX}/cpu-only-cpu"
+CPU_ONLY_MEMORY_ANNOTATION = f"{PREFIX}/cpu-only-memory"
 # Admission: the ValidatingAdmissionPolicy that keeps tenants inside their granted priorities and off
 # GPU nodes they do not pay for.
 TENANT_PRIORITY_POLICY = f"tenant-priorities.{PREFIX}"

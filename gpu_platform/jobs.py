@@ -7,8 +7,9 @@ is granted, resources in the pool's units with CPU and memory in proportion (as 
 quota is), EFA devices on EFA pools (a multi-node job without them silently falls back to TCP), the pod
 labels that cost reports and DCGM metrics read, shared memory for NCCL, and a TTL so finished jobs go.
 The job is pinned to its pool by the pool label alone (Kueue considers only flavors whose node labels the
-pod's nodeSelector matches, so it is charged to that pool and no other of the same resource name); the
-rest of the pool's labels and its tolerations Kueue injects from the flavor when it admits the job.
+pod's nodeSelector matches, so it is charged to that pool and no other of the same resource name); it
+tolerates the GPU taint itself (the pools' flavors give themselves only to pod sets that do), and the rest
+of the pool's labels and the workload taint's toleration Kueue injects from the flavor when it admits it.
 """
 
 from __future__ import annotations
@@ -84,6 +85,13 @@ def check(plan: Plan, req: JobRequest) -> tuple[TeamPlan, PoolPlan, str]:
     if not 1 <= req.gpus <= pool.units_per_node:
         raise JobError(f"gpus {req.gpus} is outside 1..{pool.units_per_node} ({unit}: a pod runs on one "
                        f"{pool.instance_type} node of pool {pool.name!r}; use --nodes for more)")
+    if pool.resource_name == cv.SHARED_GPU_RESOURCE and req.gpus > cv.SHARED_GPU_MAX_PER_CONTAINER:
+        raise JobError(
+            f"gpus {req.gpus} on time-sliced pool {pool.name!r}: a pod may ask for at most "
+            f"{cv.SHARED_GPU_MAX_PER_CONTAINER} {pool.resource_name}; the device plugin refuses more per container "
+            "(failRequestsGreaterThanOne: \"maximum request size for shared resources is 1\"), so the job would "
+            f"be admitted and never start, and {req.gpus} replicas of one GPU are not {req.gpus} GPUs of compute; "
+            f"use --gpus 1 --nodes {req.gpus * req.nodes} for {req.gpus * req.nodes} pods")
     if req.nodes < 1:
         raise JobError(f"nodes {req.nodes} must be at least 1")
     if req.gpus * req.nodes > ceiling:
@@ -152,6 +160,9 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "nodeSelector": {cv.POOL: pool.name},
+        # The GPU toleration is the template's own: Kueue gives a pool's flavor only to pod sets that carry
+        # it (conventions.GPU_TOLERATION); the workload taint's toleration it adds from the flavor.
+        "tolerations": [dict(cv.GPU_TOLERATION)],
         "containers": [container],
         "volumes": [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}],
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},

@@ -131,6 +131,27 @@ class PoolPlan:
         return [t.toleration() for t in self.taints]
 
     @property
+    def flavor_node_taints(self) -> list[dict[str, str]]:
+        """The taints the pool's Kueue flavor declares, which a pod set must tolerate to be given the flavor
+        (kueue v0.19.2 apis/kueue/v1beta2/resourceflavor_types.go nodeTaints; flavorassigner.go
+        checkFlavorForPodSets). A topology-aware flavor needs none: Kueue gives it only to pod sets that ask
+        for a topology (tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS), which work without GPUs may
+        not (admission)."""
+        return [] if self.topology else [t.to_k8s() for t in self.taints]
+
+    @property
+    def flavor_tolerations(self) -> list[dict[str, str]]:
+        """What Kueue adds to the pods it admits on the pool's flavor (pkg/podset/podset.go). Every taint's
+        toleration but the GPU taint's, which the pod template carries itself (conventions.GPU_TOLERATION): so
+        Kueue never gives the flavor to a pod set without GPUs, which may not carry it. A topology-aware flavor
+        keeps tolerating both: Kueue's CRD makes its tolerations immutable ("tolerations are immutable when
+        topologyName is set", resourceflavor_types.go), so a change would fail every upgrade, and its
+        topology check already keeps such pod sets off it."""
+        if self.topology:
+            return self.tolerations
+        return [t.toleration() for t in self.taints if t.key != cv.GPU_TAINT_KEY]
+
+    @property
     def reserved_capacity(self) -> bool:
         """Capacity held for us (capacity block or on-demand capacity reservation): no spare instances exist
         beyond the reservation, so nothing may rely on launching extra nodes (surge updates, other zones)."""
@@ -237,11 +258,13 @@ class TeamPlan:
     @property
     def namespace_annotations(self) -> dict[str, str]:
         """What admission reads from a team namespace: the priority classes the team may use, the GPU resources
-        that need a topology request, the registries its images may come from."""
+        that need a topology request, the registries its images may come from, its CPU-only allowance."""
         return {
             cv.ALLOWED_PRIORITIES_ANNOTATION: ",".join(self.allowed_priority_classes),
             cv.TOPOLOGY_RESOURCES_ANNOTATION: ",".join(self.topology_resources),
             cv.ALLOWED_REGISTRIES_ANNOTATION: ",".join(self.allowed_registries),
+            cv.CPU_ONLY_CPU_ANNOTATION: cpu_quantity(self.cpu_only_cpu_millis),
+            cv.CPU_ONLY_MEMORY_ANNOTATION: memory_quantity(self.cpu_only_memory_mib),
         }
 
 

@@ -31,6 +31,7 @@ import math
 import random
 from dataclasses import dataclass
 
+from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan, PoolPlan, TeamPlan
 
 from .trace import TraceJob
@@ -110,6 +111,9 @@ def generate(plan: Plan, seed: int, hours: float, load: float = 1.2) -> list[Tra
                 per_node = pool.units_per_node
                 pods = max(1, math.ceil(size / per_node)) if size > per_node else 1
                 units = per_node if size > per_node else size
+            elif pool.resource_name == cv.SHARED_GPU_RESOURCE:
+                # One replica per pod: the device plugin refuses more per container (the job template too).
+                pods, units = min(size, pool.units_per_node), cv.SHARED_GPU_MAX_PER_CONTAINER
             else:
                 pods, units = 1, min(size, pool.units_per_node)
             ceiling = _ceiling(team, pool)

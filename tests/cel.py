@@ -9,6 +9,7 @@ twins, each following the Kubernetes definition it names, and says so where it d
 - quantity(string), isQuantity(string), <Quantity>.asApproximateFloat(), <Quantity>.compareTo(<Quantity>)
   (library.Quantity; resource.Quantity's grammar and suffixes);
 - <string>.split(sep), <list>.join(sep), <string>.substring(start[, end]) (cel-go ext.Strings);
+- <list>.sum() (library.Lists);
 - <string>.find(regex), <string>.findAll(regex[, limit]) (library.Regex; RE2 through google-re2, which
   cel-python itself depends on, so the patterns mean what they mean in the API server);
 - authorizer.group(g).resource(r).check(verb).allowed() (library.Authz), answered from a fixed table of
@@ -137,6 +138,14 @@ def _authz_allowed(a: Any) -> Any:
     return celtypes.BoolType(any((a.group, a.resource, a.verb, ns) in a.grants for ns in scopes))
 
 
+def _sum(items: Any) -> Any:
+    """library.Lists sum(): the sum of a list of numbers, of the elements' type (int or double)."""
+    values = list(items)
+    if any(isinstance(v, celtypes.DoubleType) for v in values):
+        return celtypes.DoubleType(sum(float(v) for v in values))
+    return celtypes.IntType(sum(int(v) for v in values))
+
+
 def _find(s: Any, pattern: Any) -> Any:
     import re2
 
@@ -166,7 +175,7 @@ _K8S_FUNCTIONS = {
     "contains": _contains,
     "quantity": _quantity, "isQuantity": _is_quantity, "asApproximateFloat": _as_approximate_float,
     "compareTo": _compare_to, "split": _split, "join": _join, "substring": _substring,
-    "find": _find, "findAll": _find_all,
+    "find": _find, "findAll": _find_all, "sum": _sum,
     "group": _authz_group, "resource": _authz_resource, "namespace": _authz_namespace, "check": _authz_check,
     "allowed": _authz_allowed,
 }

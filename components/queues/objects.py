@@ -44,8 +44,23 @@ def quantity(value: float) -> str:
 
 
 def resource_flavor(pool: PoolPlan) -> dict[str, Any]:
-    """Jobs admitted on this flavor get the pool's node labels as nodeSelector and its taints tolerated."""
-    spec: dict[str, Any] = {"nodeLabels": dict(pool.labels), "tolerations": pool.tolerations}
+    """Jobs admitted on this flavor get the pool's node labels as nodeSelector and its taints tolerated
+    (podset.go adds a flavor's nodeLabels and tolerations to the pods it admits).
+
+    A pod set without GPUs must never be given it (issue 22): Kueue would pin it to GPU nodes it may not run
+    on. On other pools the flavor declares the pool's taints as `nodeTaints` and does not tolerate the GPU
+    taint, and Kueue assigns a flavor only to a pod set that tolerates every NoSchedule node taint the
+    flavor's own tolerations leave open (kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go
+    checkFlavorForPodSets): GPU templates carry the GPU toleration (conventions.GPU_TOLERATION), templates
+    without GPUs may not (admission). A topology-aware flavor is given only to pod sets that ask for a
+    topology, which templates without GPUs may not either (PoolPlan.flavor_node_taints). Separate resource
+    groups cannot do it: cpu and memory may sit in only one group of a ClusterQueue (ClusterQueueSpec:
+    "each resource and each flavor can only form part of one resource group"), so GPU jobs' CPU would be
+    charged to the CPU-only flavor, and a topology request refuses a non-TAS flavor whose group covers a
+    resource it asks for (tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS)."""
+    spec: dict[str, Any] = {"nodeLabels": dict(pool.labels), "tolerations": pool.flavor_tolerations}
+    if pool.flavor_node_taints:
+        spec["nodeTaints"] = pool.flavor_node_taints
     if pool.topology is not None:
         spec["topologyName"] = pool.topology
     metadata = object_metadata(pool.flavor)
@@ -130,9 +145,10 @@ def _cpu_only_limits(team: TeamPlan, resource: str) -> dict[str, str]:
 def resource_groups(team: TeamPlan, pool_order: Sequence[str]) -> list[dict[str, Any]]:
     """One resource group: Kueue allows a resource in only one group, and every flavor of a group must
     list all of the group's coveredResources in the same order (clusterqueue_webhook.go
-    validateFlavorQuotas). The CPU-only flavor comes first: Kueue assigns a workload the first flavor it
-    fits (pkg/scheduler/flavorassigner), and a workload without GPUs fits it, so it is never charged to
-    a GPU pool; GPU work does not fit it (0 GPUs) and moves on. Then the pools, in config order."""
+    validateFlavorQuotas). The CPU-only flavor comes first, and it is the only one a pod set without GPUs
+    can be given (the pools' flavors need the GPU toleration: resource_flavor), so such work waits for the
+    team's allowance rather than spill onto a pool; GPU work does not fit it (0 GPUs) and moves on. Then the
+    pools, in config order."""
     covered = covered_resources(team)
     rank = {name: i for i, name in enumerate(pool_order)}
     quotas = sorted(team.quotas, key=lambda q: rank.get(q.pool, len(rank)))

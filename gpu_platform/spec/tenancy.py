@@ -124,20 +124,38 @@ class Egress(Strict):
         return v
 
 
+# The default CPU-only allowance: Ray's "good starting hardware specification for the head node is 8 CPUs
+# and 32 GB memory" (docs.ray.io, cluster/vms/user-guides/large-cluster-best-practices, "Configuring the
+# head node"), which also holds a notebook server. Work without GPUs runs only inside it (the pools' Kueue
+# flavors are never given to it), so a default that could not hold a Ray head would refuse every GPU-less
+# RayCluster head at creation.
+CPU_ONLY_CPU_DEFAULT = 8
+CPU_ONLY_MEMORY_GIB_DEFAULT = 32
+
+
 class NamespaceLimits(Strict):
-    """Namespace caps beyond what the GPU quotas imply (CPU and memory for pods without GPUs)."""
+    """Namespace caps beyond what the GPU quotas imply, and the team's CPU-only allowance: what its pods
+    without GPUs (Ray heads, notebooks, data preparation, the CPU-only pod sets of GPU jobs) may hold at once."""
 
     cpu: int = Field(
-        default=4,
+        default=CPU_ONLY_CPU_DEFAULT,
         ge=0,
-        description="CPU cores beyond the GPU-derived share; also the team's CPU-only flavor quota",
-        examples=[4],
+        description=(
+            "the team's CPU-only allowance in CPU cores: its quota on the Kueue `cpu-only` flavor, the only "
+            "flavor work without GPUs is admitted on (a pod without GPUs that asks for more is refused at "
+            "creation; more of them wait for it), and what each namespace's ResourceQuota adds beyond the "
+            "GPU-derived CPU. The default fits a Ray head (8 CPUs, Ray's starting size) or a notebook"
+        ),
+        examples=[8],
     )
     memoryGiB: int = Field(
-        default=16,
+        default=CPU_ONLY_MEMORY_GIB_DEFAULT,
         ge=0,
-        description="memory GiB beyond the GPU-derived share; also the team's CPU-only flavor quota",
-        examples=[16],
+        description=(
+            "the team's CPU-only allowance in GiB of memory, the same way as `cpu` (the default fits a Ray "
+            "head: 32 GB, Ray's starting size)"
+        ),
+        examples=[32],
     )
     pods: int = Field(default=200, ge=1, description="pods per namespace", examples=[200])
     persistentVolumeClaims: int = Field(
@@ -205,9 +223,9 @@ class Team(Strict):
         default_factory=NamespaceLimits,
         description=(
             "namespace caps beyond the GPU-derived CPU and memory; cpu and memoryGiB are also the team's "
-            "CPU-only quota"
+            "CPU-only allowance (its quota for work without GPUs)"
         ),
-        examples=[{"cpu": 8, "memoryGiB": 32}],
+        examples=[{"cpu": 16, "memoryGiB": 64}],
     )
     priorities: list[str] | None = Field(
         default=None,

@@ -64,6 +64,21 @@ def check_gpu_limits_only(r: Resource, cfg: Config, report: Report) -> None:
                     report(f"{path} limits {name}={value!r}: GPUs are whole units")
 
 
+def check_shared_gpu_per_container(r: Resource, cfg: Config, report: Report) -> None:
+    """Time-sliced pools' device plugin refuses a container asking for more than one replica
+    (failRequestsGreaterThanOne; NVIDIA/k8s-device-plugin internal/plugin/server.go Allocate), after Kueue
+    admitted it: the pod would hold quota and never start."""
+    for ps in _tenant_pod_specs(r, cfg):
+        for path, c in ps.containers():
+            for field in ("limits", "requests"):
+                value = o.gpu_resources(c, field).get(cv.SHARED_GPU_RESOURCE)
+                units = None if value is None else o.whole_units(value)
+                if units is not None and units > cv.SHARED_GPU_MAX_PER_CONTAINER:
+                    report(f"{path} asks for {cv.SHARED_GPU_RESOURCE}={value!r} under {field}: a container gets at most "
+                           f"{cv.SHARED_GPU_MAX_PER_CONTAINER} time-sliced replica (the device plugin's "
+                           "failRequestsGreaterThanOne refuses more, so the pod would never start); use more pods")
+
+
 def check_no_host_access(r: Resource, cfg: Config, report: Report) -> None:
     for ps in _tenant_pod_specs(r, cfg):
         used = [f for f in HOST_NAMESPACES if o.is_true(ps.spec.get(f))]
@@ -147,6 +162,8 @@ POLICIES = [
             check_queue_name),
     _policy("workload-gpu-limits-only", "GPUs in tenant namespaces are set in limits only, as whole units.",
             check_gpu_limits_only),
+    _policy("workload-shared-gpu-per-container", "Containers in tenant namespaces ask for at most one time-sliced "
+            f"replica ({cv.SHARED_GPU_RESOURCE}): the device plugin refuses more.", check_shared_gpu_per_container),
     _policy("workload-no-host-access", "Pods in tenant namespaces use no host network, PID or IPC namespace and no hostPath.",
             check_no_host_access),
     _policy("workload-no-privileged", "Containers in tenant namespaces are not privileged.", check_no_privileged),

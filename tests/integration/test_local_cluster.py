@@ -187,6 +187,8 @@ def _pod(name: str, ns: str, gpus: int | None = None, queue: bool = True, **spec
     if gpus is not None:
         container["resources"]["limits"][cv.GPU_RESOURCE] = str(gpus)
     pod_spec = {"containers": [container], **spec}
+    if gpus:  # GPU pods tolerate the GPU taint themselves (the pools' Kueue flavors require it)
+        pod_spec.setdefault("tolerations", [dict(cv.GPU_TOLERATION)])
     labels = {cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME} if queue else {}
     # The local stack's whole GPUs come only from its topology-aware train pool: GPU pods ask for a topology.
     annotations = {cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION: cv.TAS_PREFERRED_LEVEL} if gpus else {}

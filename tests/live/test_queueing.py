@@ -34,10 +34,13 @@ def test_a_job_within_quota_lands_on_its_pool_completes_and_gives_quota_back(pla
     pool = lv.plan.pools_by_name["train"]
     for key, value in pool.labels.items():
         assert node["metadata"]["labels"][key] == value
-    # Kueue injected the flavor's node labels and tolerations; the template set none.
+    # Kueue injected the flavor's node labels and the workload taint's toleration; the template brought the
+    # GPU toleration (the flavor lists the GPU taint as a node taint and is given only to pod sets with it).
     spec = pods[0]["spec"]
     assert all(spec.get("nodeSelector", {}).get(k) == v for k, v in pool.labels.items())
-    assert any(t.get("key") == cv.GPU_TAINT_KEY for t in spec.get("tolerations", []))
+    assert cv.GPU_TOLERATION in spec.get("tolerations", [])
+    assert any(t.get("key") == cv.WORKLOAD_TAINT_KEY and t.get("value") == pool.labels[cv.WORKLOAD]
+               for t in spec.get("tolerations", []))
     wait_for(lambda: is_true(lv.workload("alpha", "within"), "Finished"), 60, "workload Finished")
     job = lv.get("job", "within", "-n", lv.namespace("alpha"))
     assert is_true(job, "Complete")
@@ -131,9 +134,11 @@ def test_a_higher_priority_job_preempts_inside_its_cluster_queue_on_the_mig_pool
 
 def test_time_sliced_replicas_are_admitted_in_their_flavor_and_land_there(platform: Live) -> None:
     lv = platform
-    lv.submit("delta", "shared", 4, "replicas", priority="production-inference")
+    # Four replicas are four pods of one (the device plugin gives a container at most one).
+    lv.submit("delta", "shared", 1, "replicas", nodes=4, priority="production-inference")
     wl = admitted(lv, "delta", "replicas")
     assert wl["status"]["admission"]["podSetAssignments"][0]["flavors"][cv.SHARED_GPU_RESOURCE] == "shared"
+    assert wl["status"]["admission"]["podSetAssignments"][0]["count"] == 4
     pods = wait_for(lambda: [p for p in lv.pods("delta", "replicas") if p["status"].get("phase") == "Running"],
                     60, "pod Running")
     node = lv.get("node", pods[0]["spec"]["nodeName"])

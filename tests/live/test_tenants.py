@@ -30,8 +30,11 @@ def pod(ns: str, name: str, gpus: int = 0, **spec: Any) -> dict[str, Any]:
     limits: dict[str, str] = {"cpu": "1", "memory": "1Gi"}
     if gpus:
         limits[cv.GPU_RESOURCE] = str(gpus)
-    # Whole GPUs come from the topology-aware train pool: a GPU pod asks for a topology, as the template does.
+    # Whole GPUs come from the topology-aware train pool: a GPU pod asks for a topology, and tolerates the GPU
+    # taint, as the template does.
     annotations = {cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION: cv.TAS_PREFERRED_LEVEL} if gpus else {}
+    if gpus:
+        spec.setdefault("tolerations", [dict(cv.GPU_TOLERATION)])
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": ns, "labels": {cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME},

@@ -256,6 +256,10 @@ DISALLOWED: list[tuple[str, str, Callable[[World], None], str | None, str]] = [
     ("fractional GPU limit", "workload-gpu-limits-only",
      add(job(ALPHA.name, {**gpu_pod_spec(), "containers": [
          {"name": "m", "image": "x:1", "resources": {"limits": {MIG.resource: "0.5"}}}]})), "job-job", "whole units"),
+    ("two time-sliced replicas in one container", "workload-shared-gpu-per-container",
+     add(job(BETA.name, {**gpu_pod_spec(INFER.resource), "containers": [
+         {"name": "m", "image": "x:1", "resources": {"limits": {cv.SHARED_GPU_RESOURCE: "2"}}}]})),
+     "job-job", "at most 1 time-sliced replica"),
     ("host network in a tenant namespace", "workload-no-host-access",
      add(job(BETA.name, gpu_pod_spec(hostNetwork=True))), "job-job", "hostNetwork"),
     ("hostPath in a tenant namespace", "workload-no-host-access",
@@ -397,6 +401,9 @@ ALLOWED: list[tuple[str, str, Callable[[World], None]]] = [
         "metadata": meta("serve", BETA.name),
         "spec": {"template": {"metadata": {"labels": {cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME}},
                               "spec": gpu_pod_spec(INFER.resource)}}}))),
+    ("one time-sliced replica in each of two containers", "workload-shared-gpu-per-container",
+     lambda w: w.append(job(BETA.name, {**gpu_pod_spec(INFER.resource), "containers": [
+         {"name": n, "image": "x:1", "resources": {"limits": {cv.SHARED_GPU_RESOURCE: 1}}} for n in ("a", "b")]}))),
     ("GPU limit as a string", "workload-gpu-limits-only", lambda w: w.append(job(ALPHA.name, {
         **gpu_pod_spec(), "containers": [{"name": "m", "image": "x:1", "resources": {"limits": {cv.GPU_RESOURCE: "2"}}}]}))),
     ("host network in a system namespace", "workload-no-host-access",

@@ -269,6 +269,14 @@ def add_squatting_job(r: Resources, stack: str) -> str:
     return "job-seeded"
 
 
+def add_two_replica_container(r: Resources, stack: str) -> str:
+    spec = {"containers": [{"name": "m", "image": "registry.example/serve:1.0",
+                            "resources": {"limits": {cv.SHARED_GPU_RESOURCE: "2"}}}],
+            "tolerations": [dict(cv.GPU_TOLERATION)]}
+    r.append(job(first_team(stack), spec, name="seeded"))
+    return "job-seeded"
+
+
 def drop_managed_by(r: Resources, stack: str) -> str:
     ns = obj(r, "Namespace", first_team(stack))
     del ns["inputs"]["metadata"]["labels"][cv.MANAGED_BY]
@@ -335,6 +343,7 @@ MUTATIONS: list[tuple[str, Callable[[Resources, str], str], tuple[str, ...]]] = 
     ("workload-no-host-access", add_host_network_job, ("local",)),
     ("workload-queue-name", add_unqueued_gpu_job, ("local",)),
     ("workload-no-gpu-squatting", add_squatting_job, ("local",)),
+    ("workload-shared-gpu-per-container", add_two_replica_container, ("local",)),
     ("tenant-priorities", grant_system_priority, ("prod",)),
     ("cluster-queue-namespace-selector", clear_selector, STACKS),
     ("gpu-node-group-labels", remove_pool_label, ("staging", "prod")),

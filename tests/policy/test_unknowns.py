@@ -77,6 +77,8 @@ CASES: dict[str, Callable[[World], None]] = {
     "workload-queue-name": with_job({**gpu_pod_spec(), "containers": ARRAY}),
     "workload-gpu-limits-only": with_job({**gpu_pod_spec(), "containers": [{"name": "m", "resources": OBJECT}]}),
     "workload-no-host-access": with_job(gpu_pod_spec(hostPID=BOOLEAN)),
+    "workload-shared-gpu-per-container": with_job({**gpu_pod_spec(), "containers": [
+        {"name": "m", "resources": {"limits": {cv.SHARED_GPU_RESOURCE: STRING}}}]}),
     "workload-no-gpu-squatting": with_job({"containers": [{"name": "m", "image": "x:1"}], "tolerations": ARRAY}),
     "tenant-priorities": at("ns-alpha", "metadata", "annotations", value=OBJECT),
     "workload-no-privileged": with_job({**gpu_pod_spec(), "containers": [{"name": "m", "securityContext": OBJECT}]}),

@@ -93,8 +93,15 @@ def container(gpus: str | None = None, request: str | None = None, resource: str
     return {"name": "main", "image": image, "resources": {"limits": limits, "requests": requests}}
 
 
+# What a GPU pod template carries itself: the pools' flavors list the GPU taint as a node taint.
+TOLERATIONS = [dict(cv.GPU_TOLERATION)]
+
+
 def pod_spec(gpus: str | None = "1", **extra: Any) -> dict[str, Any]:
-    return {"containers": [container(gpus)], "restartPolicy": "Never", **extra}
+    base: dict[str, Any] = {"containers": [container(gpus)], "restartPolicy": "Never"}
+    if gpus is not None:
+        base["tolerations"] = copy.deepcopy(TOLERATIONS)
+    return {**base, **extra}
 
 
 def labels(queue: bool) -> dict[str, str]:
@@ -194,13 +201,14 @@ def test_a_job_without_gpus_needs_no_queue() -> None:
 
 GPU_AMOUNTS = [(cv.GPU_RESOURCE, "1", True), (cv.GPU_RESOURCE, "8", True), (cv.GPU_RESOURCE, "1k", True),
                (cv.GPU_RESOURCE, "1.5", False), (cv.GPU_RESOURCE, "500m", False), (cv.GPU_RESOURCE, "abc", False),
-               (cv.SHARED_GPU_RESOURCE, "2", True), (cv.SHARED_GPU_RESOURCE, "0.5", False),
+               (cv.SHARED_GPU_RESOURCE, "1", True), (cv.SHARED_GPU_RESOURCE, "0.5", False),
                (f"{cv.MIG_RESOURCE_PREFIX}1g.10gb", "7", True), (f"{cv.MIG_RESOURCE_PREFIX}1g.10gb", "2500m", False)]
 
 
 @pytest.mark.parametrize("resource,amount,whole", GPU_AMOUNTS)
 def test_gpu_limits_must_be_whole_numbers(resource: str, amount: str, whole: bool) -> None:
-    spec = {"containers": [container(amount, resource=resource)], "restartPolicy": "Never"}
+    spec = {"containers": [container(amount, resource=resource)], "restartPolicy": "Never",
+            "tolerations": TOLERATIONS}
     decision = workloads(job(pod=spec))
     if whole:
         admitted(decision)
@@ -209,14 +217,17 @@ def test_gpu_limits_must_be_whole_numbers(resource: str, amount: str, whole: boo
 
 
 def test_a_gpu_request_must_equal_its_limit() -> None:
-    admitted(workloads(job(pod={"containers": [container("2", request="2")]})))
-    denied_by(workloads(job(pod={"containers": [container("2", request="1")]})), IN_LIMITS)
+    def spec(c: dict[str, Any]) -> dict[str, Any]:
+        return {"containers": [c], "tolerations": TOLERATIONS}
+
+    admitted(workloads(job(pod=spec(container("2", request="2")))))
+    denied_by(workloads(job(pod=spec(container("2", request="1")))), IN_LIMITS)
     # Requested but not limited: Kubernetes would refuse it too, the policy says where GPUs belong.
-    denied_by(workloads(job(pod={"containers": [container(None, request="1")]})), IN_LIMITS)
+    denied_by(workloads(job(pod=spec(container(None, request="1")))), IN_LIMITS)
 
 
 def test_an_init_container_counts_like_any_other() -> None:
-    spec = pod_spec(gpus=None)
+    spec = pod_spec(gpus=None, tolerations=TOLERATIONS)
     spec["initContainers"] = [container("1.5")]
     denied_by(workloads(job(pod=spec)), WHOLE)
     denied_by(workloads(job(queue=False, pod=spec)), QUEUE, WHOLE)
@@ -275,7 +286,7 @@ def test_a_cronjob_names_its_queue_on_the_job_template() -> None:
 def test_integration_kinds_are_read_where_their_pod_templates_are() -> None:
     """PyTorchJob (a map of replica specs), JobSet (a list of replicated Jobs), RayCluster (head and worker
     groups): a whole-number violation deep inside each is found."""
-    bad = {"spec": {"containers": [container("0.5")]}}
+    bad = {"spec": {"containers": [container("0.5")], "tolerations": TOLERATIONS}}
     meta = {"name": "x", "namespace": NS, "labels": labels(True)}
     objs = [
         {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": meta,

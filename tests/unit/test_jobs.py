@@ -27,7 +27,9 @@ def every_quota(stack: str):
 @pytest.mark.parametrize("stack", ["local", "staging", "prod"])
 def test_a_full_node_job_fits_its_node_and_names_its_queue(stack: str) -> None:
     for plan, team, pool in every_quota(stack):
-        (obj,) = job(plan, JobRequest(team=team.name, pool=pool.name, gpus=pool.units_per_node, name="j"))
+        # A time-sliced pool's pod holds one replica (the device plugin refuses more per container).
+        per_pod = 1 if pool.resource_name == cv.SHARED_GPU_RESOURCE else pool.units_per_node
+        (obj,) = job(plan, JobRequest(team=team.name, pool=pool.name, gpus=per_pod, name="j"))
         assert obj["kind"] == "Job" and obj["metadata"]["namespace"] == team.namespaces[0]
         assert obj["metadata"]["labels"][cv.QUEUE_NAME_LABEL] == cv.LOCAL_QUEUE_NAME
         assert obj["spec"]["suspend"] is True
@@ -37,7 +39,7 @@ def test_a_full_node_job_fits_its_node_and_names_its_queue(stack: str) -> None:
         assert pod["metadata"]["labels"][cv.COST_CENTER] == team.cost_center
         (c,) = pod["spec"]["containers"]
         limits = c["resources"]["limits"]
-        assert limits[pool.resource_name] == str(pool.units_per_node)
+        assert limits[pool.resource_name] == str(per_pod)
         # Exactly the node's allocatable at most: a pod of the whole node must fit on one.
         it = catalog.INSTANCE_TYPES[pool.instance_type]
         assert quantity_millis(limits["cpu"]) <= it.vcpus * 1000 - reserved_cpu_millis(it.vcpus)
@@ -45,8 +47,10 @@ def test_a_full_node_job_fits_its_node_and_names_its_queue(stack: str) -> None:
         assert c["resources"]["requests"] == {"cpu": limits["cpu"], "memory": limits["memory"]}
         assert not any(cv.is_gpu_resource(k) for k in c["resources"]["requests"]), "GPUs in limits only"
         # Pinned to its pool by the pool label (else Kueue may charge it to another pool of the same
-        # resource name); Kueue injects the rest of the flavor's labels and its tolerations.
-        assert pod["spec"]["nodeSelector"] == {cv.POOL: pool.name} and "tolerations" not in pod["spec"]
+        # resource name); Kueue injects the rest of the flavor's labels and the workload toleration. The GPU
+        # toleration the template carries: the pools' flavors are given only to pod sets that have it.
+        assert pod["spec"]["nodeSelector"] == {cv.POOL: pool.name}
+        assert pod["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
         if pool.efa_interfaces:
             assert limits[cv.EFA_RESOURCE] == str(pool.efa_interfaces)
         else:
@@ -96,7 +100,7 @@ def test_refusals_name_the_valid_choices(request_: JobRequest, words: list[str])
 
 
 def test_a_granted_production_priority_is_accepted() -> None:
-    (obj,) = job(plan_of("local"), JobRequest(team="serving", pool="infer", gpus=4, priority="production-inference",
+    (obj,) = job(plan_of("local"), JobRequest(team="serving", pool="infer", gpus=1, priority="production-inference",
                                               name="j"))
     assert obj["metadata"]["labels"][cv.PRIORITY_CLASS_LABEL] == "production-inference"
 

@@ -381,12 +381,68 @@ def test_one_flavor_per_pool_with_its_labels_taints_and_topology() -> None:
         spec = flavors[pool.flavor]["spec"]
         assert spec["nodeLabels"] == dict(pool.labels)
         assert set(spec["nodeLabels"]) == set(cv.POOL_LABEL_KEYS)
-        assert spec["tolerations"] == pool.tolerations
-        # Every taint of the pool is tolerated: admitted pods can land on the nodes the flavor selects.
-        for taint in pool.taints:
-            assert any(t["key"] == taint.key and t.get("value") == taint.value and t["effect"] == taint.effect
-                       for t in spec["tolerations"])
+        workload = {"key": "gpu-platform.io/workload", "operator": "Equal", "value": pool.labels[cv.WORKLOAD],
+                    "effect": "NoSchedule"}
+        gpu = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+        if pool.topology is None:
+            # The nodes' two taints; Kueue adds the workload toleration, the pod template brings the GPU one.
+            assert spec["nodeTaints"] == [
+                {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+                {"key": "gpu-platform.io/workload", "value": pool.labels[cv.WORKLOAD], "effect": "NoSchedule"},
+            ]
+            assert spec["tolerations"] == [workload]
+        else:
+            # Topology-aware: tolerations are immutable (Kueue's CRD), and only pod sets asking for a topology
+            # are given the flavor.
+            assert "nodeTaints" not in spec and spec["tolerations"] == [gpu, workload]
         assert spec.get("topologyName") == pool.topology
+    assert {p.topology is None for p in plan.pools} == {True, False}, "prod has pools of both kinds"
+
+
+def _tolerates(toleration: dict[str, str], taint: dict[str, str]) -> bool:
+    """Kubernetes toleration matching (kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration)."""
+    if toleration.get("effect") and toleration["effect"] != taint["effect"]:
+        return False
+    if toleration.get("operator") == "Exists":
+        return not toleration.get("key") or toleration["key"] == taint["key"]
+    return toleration.get("key") == taint["key"] and toleration.get("value", "") == taint.get("value", "")
+
+
+def flavors_kueue_may_give(flavor_specs: dict[str, dict], pod_tolerations: list[dict[str, str]],
+                           topology: bool = False) -> set[str]:
+    """The flavors a pod set passes before quota, as Kueue checks them (kueue v0.19.2 flavorassigner.go
+    checkFlavorForPodSets): topology first (tas_flavorassigner.go: a pod set asking for a topology only gets
+    topology-aware flavors, since every flavor here covers cpu; one that does not ask, never them), then every
+    NoSchedule/NoExecute nodeTaint tolerated by the pod's tolerations or the flavor's own."""
+    out = set()
+    for name, spec in flavor_specs.items():
+        if ("topologyName" in spec) != topology:
+            continue
+        tolerations = [*pod_tolerations, *spec.get("tolerations", [])]
+        blocking = [t for t in spec.get("nodeTaints", []) if t["effect"] in ("NoSchedule", "NoExecute")]
+        if all(any(_tolerates(tol, t) for tol in tolerations) for t in blocking):
+            out.add(name)
+    return out
+
+
+@pytest.mark.parametrize("stack", ["local", "staging", "prod"])
+def test_a_pod_set_without_gpus_can_be_given_only_the_cpu_only_flavor(stack: str) -> None:
+    """Issue 22, item 1: a pod set without GPUs (which admission keeps from tolerating the GPU taint) is never
+    given a pool's flavor, whether the CPU-only allowance is full or too small: it waits for the allowance
+    (or was refused at creation) instead of holding a pool's quota on nodes it may not run on. A GPU pod
+    set that carries the GPU toleration may be given any pool's flavor (then quota and node labels decide)."""
+    plan = plan_of(stack)
+    specs = {f["metadata"]["name"]: f["spec"] for f in kueue_objects(rendered(stack), "ResourceFlavor")}
+    assert flavors_kueue_may_give(specs, []) == {cv.CPU_FLAVOR}
+    tas = {p.flavor for p in plan.pools if p.topology}
+    assert flavors_kueue_may_give(specs, [dict(cv.GPU_TOLERATION)]) == set(specs) - tas
+    assert flavors_kueue_may_give(specs, [dict(cv.GPU_TOLERATION)], topology=True) == tas
+    # And no flavor such a pod set could be given hands it the GPU toleration (admission would refuse it on a
+    # pod set without GPUs, and so Kueue's update with it).
+    gpu_taint = {"key": cv.GPU_TAINT_KEY, "value": cv.GPU_TAINT_VALUE, "effect": cv.TAINT_EFFECT}
+    assert not any(_tolerates(t, gpu_taint) for name, s in specs.items() if name not in tas
+                   for t in s.get("tolerations", []))
+    assert len(specs) == len(plan.pools) + 1
 
 
 @pytest.mark.parametrize("stack", ["local", "staging", "prod"])
@@ -495,7 +551,8 @@ def test_cluster_queue_resource_groups_follow_kueue_rules() -> None:
 def test_cpu_only_work_is_admitted_on_its_own_flavor_never_a_gpu_pool(stack: str) -> None:
     """Kueue defaults CPU-only Jobs and Pods into the namespace's `default` LocalQueue and assigns the first
     flavor they fit: the CPU-only flavor comes first, holds the team's CPU allowance and no GPU, and sends
-    its pods to no pool (no node labels, no tolerations: GPU nodes are tainted)."""
+    its pods to no pool (no node labels, no tolerations: GPU nodes are tainted). The allowance is the
+    team's limits.cpu / memoryGiB, 8 CPU and 32 GiB unless set (a Ray head at Ray's starting size)."""
     plan = plan_of(stack)
     flavor = by_name(kueue_objects(rendered(stack), "ResourceFlavor"))[cv.CPU_FLAVOR]
     assert flavor["spec"].get("nodeLabels") in (None, {}) and flavor["spec"].get("tolerations") in (None, [])
@@ -513,6 +570,15 @@ def test_cpu_only_work_is_admitted_on_its_own_flavor_never_a_gpu_pool(stack: str
                 assert qty(r["nominalQuota"]) == 0, (team.name, name)
             if team.cohort is not None:
                 assert qty(r["borrowingLimit"]) == 0, "CPU-only work never borrows a sibling's CPU"
+
+
+def test_the_default_cpu_only_allowance_holds_a_ray_head() -> None:
+    """prod sets no teams[].limits: every team's CPU-only flavor holds 8 CPU and 32 GiB, Ray's starting size
+    for a head node (the old 4 CPU / 16 GiB refused such a head, and spilled it onto GPU pools before)."""
+    for cq in kueue_objects(rendered("prod"), "ClusterQueue"):
+        cpu_only = cq["spec"]["resourceGroups"][0]["flavors"][0]
+        res = {r["name"]: r["nominalQuota"] for r in cpu_only["resources"]}
+        assert (cpu_only["name"], res["cpu"], res["memory"]) == (cv.CPU_FLAVOR, "8", "32Gi"), cq["metadata"]["name"]
 
 
 def test_quotas_per_flavor_are_the_plan() -> None:
