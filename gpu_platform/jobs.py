@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import conventions as cv, images
-from .plan import Plan, PoolPlan, TeamPlan, unit_ceiling
+from .plan import Plan, PoolPlan, QuotaPlan, TeamPlan
+from .quota_reach import Reach, shapes
 from .spec import JOB_TTL_SECONDS_DEFAULT
 
 # The default of jobs.ttlSecondsAfterFinished (what a stack's template sets is plan.job_ttl_seconds).
@@ -37,6 +38,25 @@ _SECONDS = {"s": 1, "m": 60, "h": 3600}
 
 class JobError(ValueError):
     """A job the platform would refuse or never admit, with the valid choices named."""
+
+
+class NeverAdmitted(JobError):
+    """More units than the team can ever hold on the pool: Kueue would leave the job pending forever
+    (quota_reach). Carries the figures so a caller that names shapes differently (a trace's pods and units)
+    can say what fits in its own words."""
+
+    def __init__(self, team: str, pool: PoolPlan, pods: int, per_pod: int, reach: Reach,
+                 spell: str = "--nodes {pods} --gpus {units}"):
+        self.team, self.pool, self.pods, self.per_pod, self.reach = team, pool, pods, per_pod, reach
+        super().__init__(self.message(spell))
+
+    def message(self, spell: str) -> str:
+        fits = self.reach.fits(self.pods, self.per_pod, self.pool.units_per_node)
+        what_fits = (f"what fits: {shapes(fits, spell)}" if fits else
+                     f"nothing fits: team {self.team!r} can hold no {self.pool.resource_name} on pool {self.pool.name!r}")
+        return (f"{self.pods} x {self.per_pod} = {self.pods * self.per_pod} {self.pool.resource_name} can never be "
+                f"admitted: team {self.team!r} can hold at most {self.reach.units} on pool {self.pool.name!r}, "
+                f"{self.reach.arithmetic()}; {what_fits}")
 
 
 @dataclass(frozen=True)
@@ -66,21 +86,20 @@ def _team(plan: Plan, name: str) -> TeamPlan:
     return teams[name]
 
 
-def _pool(plan: Plan, team: TeamPlan, name: str) -> tuple[PoolPlan, int]:
-    """The pool and the most units the team can ever hold there (nominal + borrowing, bounded by the pool)."""
+def _pool(plan: Plan, team: TeamPlan, name: str) -> tuple[PoolPlan, QuotaPlan]:
+    """The pool and the team's quota on it (whose reach is the most the team can ever hold there)."""
     quotas = {q.pool: q for q in team.quotas}
     if name not in quotas:
         raise JobError(
             f"team {team.name!r} has no quota on pool {name!r}; its pools: {', '.join(quotas) or 'none'}")
     pool = plan.pools_by_name[name]
-    q = quotas[name]
-    return pool, unit_ceiling(q.nominal, q.borrowing, pool.capacity_units, team.cohort is not None)
+    return pool, quotas[name]
 
 
 def check(plan: Plan, req: JobRequest) -> tuple[TeamPlan, PoolPlan, str]:
     """Validate a request: (team, pool, namespace), or JobError naming what is valid."""
     team = _team(plan, req.team)
-    pool, ceiling = _pool(plan, team, req.pool)
+    pool, quota = _pool(plan, team, req.pool)
     unit = f"{pool.resource_name} per pod"
     if not 1 <= req.gpus <= pool.units_per_node:
         raise JobError(f"gpus {req.gpus} is outside 1..{pool.units_per_node} ({unit}: a pod runs on one "
@@ -94,9 +113,8 @@ def check(plan: Plan, req: JobRequest) -> tuple[TeamPlan, PoolPlan, str]:
             f"use --gpus 1 --nodes {req.gpus * req.nodes} for {req.gpus * req.nodes} pods")
     if req.nodes < 1:
         raise JobError(f"nodes {req.nodes} must be at least 1")
-    if req.gpus * req.nodes > ceiling:
-        raise JobError(f"{req.nodes} x {req.gpus} {pool.resource_name} can never be admitted: team "
-                       f"{team.name!r} holds at most {ceiling} on pool {pool.name!r} (nominal plus borrowing limit)")
+    if req.gpus * req.nodes > quota.reach.units:
+        raise NeverAdmitted(team.name, pool, req.nodes, req.gpus, quota.reach)
     if req.priority is not None and req.priority not in team.allowed_priorities:
         raise JobError(f"priority {req.priority!r} is not granted to team {team.name!r}; granted: "
                        f"{', '.join(team.allowed_priorities) or 'none'}")

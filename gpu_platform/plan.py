@@ -14,6 +14,7 @@ from .karpenter import KarpenterPlan, KarpenterPoolPlan, plan_controller, plan_p
 from .pool_derivations import (
     capacity_block_upgrade_warning, pool_labels, pool_operator_labels, pool_resource_name, pool_units_per_gpu,
 )
+from .quota_reach import Reach, reaches_of_spec
 from .spec import OidcProvider, Platform, Pool, Team
 
 # Per-node resources that pods cannot have: kubelet's kube-reserved (the EKS AMI formula: 6% of the
@@ -197,6 +198,9 @@ class QuotaPlan:
     lending: int | None
     cpu_millis_per_unit: int
     memory_mib_per_unit: int
+    # The most the team can ever hold on the pool (quota_reach: Kueue's potential available, capped at the
+    # pool's capacity): what the job template, the trace check, the namespace quota and `plan` promise.
+    reach: Reach
 
     def cpu(self, units: int | None) -> str | None:
         return None if units is None else cpu_quantity(units * self.cpu_millis_per_unit)
@@ -403,16 +407,6 @@ class Plan:
         return {**pool.labels, **self.platform_tags}
 
 
-def unit_ceiling(nominal: int, borrowing: int | None, capacity_units: int, in_cohort: bool) -> int:
-    """The most units a team can hold on a pool: its nominal quota alone outside a cohort; in one, plus what
-    it may borrow, never more than the pool has (no borrowing limit: the whole pool)."""
-    if not in_cohort:
-        return nominal
-    if borrowing is None:
-        return capacity_units
-    return min(capacity_units, nominal + borrowing)
-
-
 def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
     it = catalog.INSTANCE_TYPES[pool.instanceType]
     units_per_gpu = pool_units_per_gpu(pool)
@@ -480,10 +474,11 @@ def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
     )
 
 
-def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_resources: frozenset[str]) -> TeamPlan:
+def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_resources: frozenset[str],
+               reaches: Mapping[tuple[str, str], Reach]) -> TeamPlan:
     quotas = []
     cost = 0.0
-    # Namespace caps: what the team can hold at once = nominal + what it may borrow (bounded by the pool).
+    # Namespace caps: the most the team can ever hold (its reach), so a pod Kueue admits is never refused here.
     caps: dict[str, int] = {}
     cpu_millis = 0
     memory_mib = 0
@@ -498,8 +493,9 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
             lending=q.lendingLimit,
             cpu_millis_per_unit=pp.cpu_millis_per_unit,
             memory_mib_per_unit=pp.memory_mib_per_unit,
+            reach=reaches[(team.name, pool_name)],
         ))
-        ceiling = unit_ceiling(q.gpus, q.borrowingLimit, pp.capacity_units, team.cohort is not None)
+        ceiling = reaches[(team.name, pool_name)].units
         caps[pp.resource_name] = caps.get(pp.resource_name, 0) + ceiling
         cpu_millis += ceiling * pp.cpu_millis_per_unit
         memory_mib += ceiling * pp.memory_mib_per_unit
@@ -659,7 +655,8 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
     pools = tuple(_plan_pool(p, spec.pricing) for p in spec.pools)
     by_name = {p.name: p for p in pools}
     gpu_resources = frozenset(p.resource_name for p in pools)  # once, not once per team
-    teams = tuple(_plan_team(t, spec, by_name, gpu_resources) for t in spec.teams)
+    reaches = reaches_of_spec(spec)  # every team's reach on every pool, one cohort tree per pool
+    teams = tuple(_plan_team(t, spec, by_name, gpu_resources, reaches) for t in spec.teams)
     c = spec.cluster
     return Plan(
         environment=spec.environment,

@@ -51,7 +51,10 @@ def plan_data(plan: Plan) -> dict[str, Any]:
             "quotas": [
                 {"pool": q.pool, "resource": q.resource_name, "nominal": q.nominal,
                  "borrowingLimit": q.borrowing, "lendingLimit": q.lending,
-                 "cpu": q.cpu(q.nominal), "memory": q.memory(q.nominal)}
+                 "cpu": q.cpu(q.nominal), "memory": q.memory(q.nominal),
+                 # The most the team can ever hold there: what the job template and the trace check accept.
+                 "mostHeld": {"units": q.reach.units, "limitedBy": q.reach.limited_by,
+                              "lendable": q.reach.lendable, "arithmetic": q.reach.arithmetic()}}
                 for q in t.quotas
             ],
             "namespaceQuota": dict(t.namespace_quota),
@@ -113,8 +116,9 @@ def format_plan(plan: Plan, fmt: str, title: str) -> str:
         _table(["pool", "what a node's disks hold"], [[p["name"], p["scratch"]] for p in data["pools"]], md),
         h("Teams by pool"),
         _table(
-            ["team", "cohort", "pool", "nominal", "borrowing", "lending", "cpu", "memory"],
-            [[t["name"], t["cohort"], q["pool"], q["nominal"], q["borrowingLimit"], q["lendingLimit"], q["cpu"], q["memory"]]
+            ["team", "cohort", "pool", "nominal", "borrowing", "lending", "most held", "cpu", "memory"],
+            [[t["name"], t["cohort"], q["pool"], q["nominal"], q["borrowingLimit"], q["lendingLimit"],
+              f"{q['mostHeld']['units']} ({q['mostHeld']['limitedBy']})", q["cpu"], q["memory"]]
              for t in data["teams"] for q in t["quotas"]],
             md,
         ),

@@ -129,13 +129,8 @@ def generate(plan: Plan, seed: int, hours: float, load: float = 1.2) -> list[Tra
 
 
 def _ceiling(team: TeamPlan, pool: PoolPlan) -> int:
-    """The most units of the pool the team can ever hold (what the job template accepts)."""
-    q = next(q for q in team.quotas if q.pool == pool.name)
-    if team.cohort is None:
-        return q.nominal
-    if q.borrowing is None:
-        return pool.capacity_units
-    return min(pool.capacity_units, q.nominal + q.borrowing)
+    """The most units of the pool the team can ever hold: the plan's reach, what the trace check accepts."""
+    return next(q for q in team.quotas if q.pool == pool.name).reach.units
 
 
 def profile(jobs: list[TraceJob], plan: Plan) -> Profile:

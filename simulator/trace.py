@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from gpu_platform.jobs import JobError, JobRequest, check
+from gpu_platform.jobs import JobError, JobRequest, NeverAdmitted, check
 from gpu_platform.plan import Plan
 
 FIELDS = ("submit", "team", "pool", "units", "pods", "duration", "priority", "outcome", "name")
@@ -163,11 +163,20 @@ def parse(text: str, plan: Plan, source: str = "trace") -> list[TraceJob]:
     return sorted(jobs, key=lambda j: (j.submit, j.line))
 
 
+# How a trace line spells a job's shape, for "what fits".
+TRACE_SHAPE = "pods {pods} with units {units}"
+
+
 def _check_against_plan(job: TraceJob, plan: Plan) -> str | None:
-    """What the job template refuses (unknown team or pool, no quota, more units than a node or the team can
-    ever hold, an ungranted priority), in its words; None when the job could run."""
+    """What the job template refuses (unknown team or pool, no quota, more units than a node holds, more than
+    the team can ever hold on the pool, an ungranted priority), in its words; None when the job could run.
+
+    "Ever hold" is the plan's reach (gpu_platform.quota_reach), what Kueue's cohort tree can really give the
+    team under its siblings' lending limits: a job above it would wait forever, so the replay never starts."""
     try:
         check(plan, JobRequest(team=job.team, pool=job.pool, gpus=job.units, nodes=job.pods, priority=job.priority))
+    except NeverAdmitted as err:
+        return err.message(TRACE_SHAPE)
     except JobError as err:
         return str(err)
     return None

@@ -83,7 +83,7 @@ def test_the_duration_reaches_the_simulated_node() -> None:
     (JobRequest(team="nobody", pool="train", gpus=1), ["unknown team 'nobody'", "vision", "serving"]),
     (JobRequest(team="serving", pool="train", gpus=1), ["no quota on pool 'train'", "its pools: infer"]),
     (JobRequest(team="vision", pool="train", gpus=9), ["outside 1..8", "--nodes"]),
-    (JobRequest(team="vision", pool="train", gpus=8, nodes=3), ["can never be admitted", "at most 16"]),
+    (JobRequest(team="vision", pool="train", gpus=8, nodes=3), ["can never be admitted", "at most 12"]),
     (JobRequest(team="vision", pool="train", gpus=1, priority="system-critical"),
      ["'system-critical' is not granted", "granted: training, research, development"]),
     (JobRequest(team="vision", pool="train", gpus=1, priority="production-inference"),
@@ -112,3 +112,22 @@ def test_cli_prints_yaml_or_exits_2_with_the_reason(capsys) -> None:
     assert obj["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"][cv.mig_resource("1g.10gb")] == "2"
     assert main(["job", "--stack", "local", "--team", "vision", "--pool", "infer", "--gpus", "1"]) == EXIT_INVALID
     assert "team 'vision' has no quota on pool 'infer'; its pools: notebooks, train" in capsys.readouterr().err
+
+
+def test_a_job_the_cohort_can_never_lend_enough_for_is_refused_with_the_arithmetic(capsys) -> None:
+    """Issue 31: vision holds 8 on train with borrowingLimit 8, but nlp, its only sibling, lends at most 4: 16
+    GPUs would wait forever. The refusal shows every bound and what would fit instead."""
+    assert main(["job", "--stack", "local", "--team", "vision", "--pool", "train", "--gpus", "8", "--nodes", "2"]) \
+        == EXIT_INVALID
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        "error: 2 x 8 = 16 nvidia.com/gpu can never be admitted: team 'vision' can hold at most 12 on pool 'train', "
+        "min(nominal 8 + borrowingLimit 8 = 16, nominal 8 + 4 lendable through cohort 'research' = 12, "
+        "pool capacity 16) = 12; lenders: nlp lends 4 of its 8 (lendingLimit 4); "
+        "what fits: --nodes 1 --gpus 8, or --nodes 2 --gpus 6")
+    # What it names as fitting is printed.
+    assert main(["job", "--stack", "local", "--team", "vision", "--pool", "train", "--gpus", "6", "--nodes", "2",
+                 "--name", "fits"]) == EXIT_OK
+    job_obj, _service = yaml.safe_load(capsys.readouterr().out)["items"]
+    assert job_obj["spec"]["parallelism"] == 2

@@ -45,13 +45,15 @@ def test_quota_plan_carries_cpu_and_memory_for_its_units() -> None:
     assert q.memory(q.borrowing) == f"{32 * pool.memory_mib_per_unit}Mi"
 
 
-def test_namespace_quota_caps_at_nominal_plus_borrowing() -> None:
+def test_namespace_quota_caps_at_what_the_team_can_ever_hold() -> None:
     plan = plan_of("prod")
     teams = {t.name: t for t in plan.teams}
-    # llm-pretrain: h100 96 + borrow 32; h200 32, unlimited borrowing in its cohort -> pool capacity 64.
-    assert teams["llm-pretrain"].namespace_quota["requests.nvidia.com/gpu"] == str(96 + 32 + 64)
-    # recsys: l40s 48 (unlimited borrowing -> 128 capacity) + l4 32 (unlimited -> 128), both gpu.shared.
-    assert teams["recsys"].namespace_quota[f"requests.{cv.SHARED_GPU_RESOURCE}"] == str(128 + 128)
+    # llm-pretrain: h100 96 + borrowingLimit 32, but llm-finetune lends only 16 -> 112; h200 32, unlimited
+    # borrowing, llm-finetune lends all 32 -> 64 (the pool's capacity too).
+    assert teams["llm-pretrain"].namespace_quota["requests.nvidia.com/gpu"] == str(112 + 64)
+    # recsys: l40s 48 + search-serving's 64 (unlimited borrowing, below the pool's 128) -> 112; l4 32 + vision's
+    # 32 + data-science's 64 (through org) -> 128, both gpu.shared.
+    assert teams["recsys"].namespace_quota[f"requests.{cv.SHARED_GPU_RESOURCE}"] == str(112 + 128)
     assert teams["vision"].namespace_quota["requests.nvidia.com/mig-1g.10gb"] == "224"
 
 

@@ -79,6 +79,38 @@ def test_the_cli_refuses_a_bad_trace_before_starting_anything(tmp_path, capsys, 
     assert "line 2: unknown team 'nobody'" in capsys.readouterr().err
 
 
+def test_the_trace_check_counts_what_the_cohort_can_lend_not_the_borrowing_limit() -> None:
+    """Issue 31: the job `job` refuses is refused in a trace too, before any cluster starts, in the trace's words."""
+    plan = plan_of("local")
+    with pytest.raises(TraceError) as err:
+        parse("submit,team,pool,units,pods,duration\n0,vision,train,8,2,1h\n", plan, "t.csv")
+    (problem,) = err.value.problems
+    assert problem == (
+        "line 2: 2 x 8 = 16 nvidia.com/gpu can never be admitted: team 'vision' can hold at most 12 on pool 'train', "
+        "min(nominal 8 + borrowingLimit 8 = 16, nominal 8 + 4 lendable through cohort 'research' = 12, "
+        "pool capacity 16) = 12; lenders: nlp lends 4 of its 8 (lendingLimit 4); "
+        "what fits: pods 1 with units 8, or pods 2 with units 6")
+    (job,) = parse("submit,team,pool,units,pods,duration\n0,vision,train,6,2,1h\n", plan)
+    assert job.total_units == 12
+
+
+def test_simulate_refuses_a_job_the_cohort_cannot_lend_for_before_starting_a_cluster(tmp_path, capsys,
+                                                                                     monkeypatch) -> None:
+    from platform_cli.cli import main
+    import localcluster.session
+
+    def no_cluster(*a, **k):
+        raise AssertionError("a cluster was started for a job that can never be admitted")
+
+    monkeypatch.setattr(localcluster.session.Session, "start", no_cluster)
+    trace = tmp_path / "t.csv"
+    trace.write_text("submit,team,pool,units,pods,duration\n0,vision,train,8,2,1h\n")
+    code = main(["simulate", "--stack", "local", "--trace", str(trace), "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert "line 2: 2 x 8 = 16 nvidia.com/gpu can never be admitted: team 'vision' can hold at most 12" in \
+        capsys.readouterr().err
+
+
 def test_the_synthetic_trace_is_deterministic_and_follows_its_source() -> None:
     plan = plan_of("prod")
     a = synthetic.generate(plan, 7, 6)
