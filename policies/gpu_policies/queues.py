@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_platform import catalog, conventions as cv
+from gpu_platform.quota_reach import CohortCycle, Limits, Member, QuotaTree
 
 from . import objects as o
 from . import stackindex as ix
 from .framework import (
+    ADVISORY,
     Config,
     GuardrailResourcePolicy,
     GuardrailStackPolicy,
@@ -348,6 +350,108 @@ def check_cpu_only_flavor(resources: Sequence[Resource], cfg: Config, report: St
                    f"{cv.CPU_FLAVOR!r}: GPU work admitted there would get no GPU node")
 
 
+# ---------------------------------------------------------------------------------------------------
+# what a team can ever hold, against what its namespaces let it run
+
+
+def _gpu_limits(spec: Mapping[str, Any]) -> dict[tuple[str, str], Limits]:
+    """(flavor, GPU resource) -> nominal/borrowing/lending of a ClusterQueue's or Cohort's resourceGroups, in
+    whole units (a value that is not whole is left out: cluster-queue-flavors and the quota rules report it)."""
+    out: dict[tuple[str, str], Limits] = {}
+    for group in o.sequence(spec.get("resourceGroups")):
+        for fl in map(o.mapping, o.sequence(o.mapping(group).get("flavors"))):
+            for res in map(o.mapping, o.sequence(fl.get("resources"))):
+                name = str(res.get("name"))
+                nominal = o.whole_units(res.get("nominalQuota"))
+                if not cv.is_gpu_resource(name) or nominal is None:
+                    continue
+                borrowing, lending = (None if res.get(k) is None else o.whole_units(res.get(k))
+                                      for k in ("borrowingLimit", "lendingLimit"))
+                out[(str(fl.get("name")), name)] = Limits(nominal, borrowing, lending)
+    return out
+
+
+def _flavor_capacity(f: Flavor, groups: Mapping[str, Resource], templates: Mapping[str, Resource]) -> int | None:
+    """The flavor's pool capacity in units: its node group's (or NodePool's) max size, else its annotation."""
+    pool = o.text(f.node_labels.get(cv.POOL)) or ""
+    group = groups.get(pool)
+    if group is not None:
+        from_group = _node_group_capacity(group, templates.get(pool), f)
+        if from_group is not None:
+            return from_group
+    return o.whole_units(o.annotations(f.resource.props).get(cv.FLAVOR_CAPACITY_ANNOTATION))
+
+
+def check_namespace_quota_covers_queue(resources: Sequence[Resource], cfg: Config, report: StackReport) -> None:
+    """A namespace's GPU cap below what its ClusterQueue can be admitted for: Kueue admits a job whose pods the
+    ResourceQuota then refuses, and the job holds its quota without running. The reach is the plan's
+    computation (gpu_platform.quota_reach) on the stack's own ClusterQueues and Cohorts."""
+    queues = ix.by_name(resources, "ClusterQueue", o.KUEUE_GROUP, report)
+    cohort_objs = ix.by_name(resources, "Cohort", o.KUEUE_GROUP, report)
+    def node(r: Resource, parent_field: str) -> tuple[str | None, dict[tuple[str, str], Limits]]:
+        """(its cohort or parent, its GPU limits); nothing for a value unknown in preview (reported)."""
+        read = lambda: (o.text(_spec(r).get(parent_field)) or None, _gpu_limits(_spec(r)))  # noqa: E731
+        return guarded(report, r, read) or (None, {})
+
+    members = {name: node(r, "cohortName") for name, r in queues.items()}
+    cohorts = {name: node(r, "parentName") for name, r in cohort_objs.items()}
+    known = flavors(resources, report)
+    groups = ix.node_groups_by_pool(resources, report)
+    templates = ix.launch_templates_by_pool(resources, report)
+    trees: dict[tuple[str, str], QuotaTree] = {}
+
+    def tree(fr: tuple[str, str]) -> QuotaTree:
+        if fr not in trees:
+            trees[fr] = QuotaTree(
+                {q: Member(parent, limits[fr]) for q, (parent, limits) in members.items() if fr in limits},
+                {c: Member(parent, limits.get(fr, Limits())) for c, (parent, limits) in cohorts.items()})
+        return trees[fr]
+
+    held_by: dict[str, dict[str, list[tuple[str, int, str]]]] = {}
+
+    def reaches(queue: str) -> dict[str, list[tuple[str, int, str]]]:
+        """GPU resource -> (flavor, units, arithmetic) of every flavor the queue holds it on."""
+        if queue in held_by:
+            return held_by[queue]
+        out: dict[str, list[tuple[str, int, str]]] = held_by.setdefault(queue, defaultdict(list))
+        for fr in sorted(members[queue][1]):
+            f = known.get(fr[0])
+            capacity = None if f is None else guarded(report, f.resource,
+                                                      lambda f=f: _flavor_capacity(f, groups, templates))
+            r = tree(fr).reach(queue, capacity)
+            if r.units:
+                out[fr[1]].append((fr[0], r.units, r.arithmetic()))
+        return out
+
+    tenants = ix.tenant_namespaces(resources, cfg.strings(SYSTEM_NAMESPACES), report)
+    objs = ix.namespaced(resources, {"LocalQueue": o.KUEUE_GROUP, "ResourceQuota": ""}, report)
+    for ns in sorted(tenants):
+        for lq in objs.get(ns, "LocalQueue"):
+            target = guarded(report, lq, lambda lq=lq: o.text(o.mapping(lq.props.get("spec")).get("clusterQueue")))
+            if target not in members:
+                continue  # namespace-local-queue reports a LocalQueue without its ClusterQueue
+            try:
+                held = reaches(target)
+            except CohortCycle as err:
+                report(queues[target], f"ClusterQueue {target!r}: {err}; Kueue admits nothing in that tree")
+                continue
+            for rq in objs.get(ns, "ResourceQuota"):
+                def check(rq: Resource = rq) -> None:
+                    spec = o.mapping(rq.props.get("spec"))
+                    if o.sequence(spec.get("scopes")) or o.mapping(spec.get("scopeSelector")):
+                        return  # a scoped quota caps only pods in its scope
+                    hard = o.mapping(spec.get("hard"))
+                    for resource, per_flavor in sorted(held.items()):
+                        cap = o.whole_units(hard.get(f"requests.{resource}"))
+                        need = sum(units for _, units, _ in per_flavor)
+                        if cap is not None and cap < need:
+                            how = "; ".join(f"flavor {fl!r}: {why}" for fl, _, why in per_flavor)
+                            report(rq, f"ResourceQuota in {ns!r} caps requests.{resource} at {cap}, but ClusterQueue "
+                                   f"{target!r} can be admitted for up to {need} ({how}): Kueue would admit a job whose "
+                                   "pods this quota then refuses, and the job would hold its quota without running")
+                guarded(report, rq, check)
+
+
 POLICIES = [
     GuardrailResourcePolicy(
         "cluster-queue-namespace-selector",
@@ -390,5 +494,15 @@ POLICIES = [
         check_quota_fits_capacity,
         remediation=f"Lower the teams' quotas or raise the pool's max size; for `existing` clusters set "
                     f"{cv.FLAVOR_CAPACITY_ANNOTATION} on each ResourceFlavor.",
+    ),
+    GuardrailStackPolicy(
+        "namespace-quota-covers-queue",
+        "A tenant namespace's ResourceQuota lets its pods request every GPU unit its ClusterQueue can ever be "
+        "admitted for (the queue's reach through its cohort tree, capped at the pool's capacity).",
+        check_namespace_quota_covers_queue,
+        level=ADVISORY,
+        settings=(SYSTEM_NAMESPACES,),
+        remediation="Cap requests.<gpu> at the team's reach (`python -m platform_cli plan`, column 'most held'), "
+                    "as the platform's own ResourceQuota does.",
     ),
 ]

@@ -344,6 +344,9 @@ DISALLOWED: list[tuple[str, str, Callable[[World], None], str | None, str]] = [
      "job-job", "no tag"),
     ("object without managed-by", "recommended-labels",
      lambda w: labels_of(w, "cq-alpha").pop(cv.MANAGED_BY), "cq-alpha", cv.MANAGED_BY),
+    ("namespace GPU cap below what its queue is admitted for", "namespace-quota-covers-queue",
+     lambda w: spec(w, "quota-alpha")["hard"].update({f"requests.{cv.GPU_RESOURCE}": "4"}), "quota-alpha",
+     f"caps requests.{cv.GPU_RESOURCE} at 4, but ClusterQueue 'alpha' can be admitted for up to 8"),
 ]
 
 

@@ -192,6 +192,15 @@ def overcommit_quota(r: Resources, stack: str) -> str:
     return obj(r, "ResourceFlavor", q.flavor)["name"]
 
 
+def undercap_namespace_quota(r: Resources, stack: str) -> str:
+    """One GPU below what the first team can ever hold: on local, vision's 12 on train (nlp lends 4)."""
+    team = plan_of(stack).teams[0]
+    resource = next(q.resource_name for q in team.quotas if q.pool == "train")
+    quota = obj(r, "ResourceQuota", cv.TENANT_QUOTA_NAME, team.namespaces[0])
+    quota["inputs"]["spec"]["hard"][f"requests.{resource}"] = "11"
+    return quota["name"]
+
+
 def kueue_v1beta1(r: Resources, stack: str) -> str:
     cq = obj(r, "ClusterQueue")
     cq["type"] = cq["type"].replace(cv.KUEUE_API_VERSION, cv.KUEUE_API_VERSION.replace("v1beta2", "v1beta1"))
@@ -362,6 +371,7 @@ MUTATIONS: list[tuple[str, Callable[[Resources, str], str], tuple[str, ...]]] = 
     ("tenant-no-cluster-admin", bind_cluster_admin, ("prod",)),
     ("tenant-groups-namespace-scoped", bind_tenant_cluster_wide, ("prod",)),
     ("nominal-quota-fits-capacity", overcommit_quota, ("local", "prod")),
+    ("namespace-quota-covers-queue", undercap_namespace_quota, ("local",)),
     ("no-kueue-v1beta1", kueue_v1beta1, ("prod",)),
     ("aws-gpu-cost-tags", strip_cost_tag, ("prod",)),
     ("tenant-role-wildcards", add_wildcard_role, ("prod",)),

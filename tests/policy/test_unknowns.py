@@ -73,6 +73,7 @@ CASES: dict[str, Callable[[World], None]] = {
     "cluster-queue-flavors": at("cq-alpha", "spec", "resourceGroups", value=ARRAY),
     "cpu-only-flavor": at("flavor-cpu-only", "spec", "tolerations", value=ARRAY),
     "nominal-quota-fits-capacity": at("ng-train", "scalingConfig", "maxSize", value=NUMBER),
+    "namespace-quota-covers-queue": at("quota-alpha", "spec", "hard", f"requests.{cv.GPU_RESOURCE}", value=STRING),
     "workload-gpu-toleration": with_job({**gpu_pod_spec(), "tolerations": ARRAY}),
     "workload-queue-name": with_job({**gpu_pod_spec(), "containers": ARRAY}),
     "workload-gpu-limits-only": with_job({**gpu_pod_spec(), "containers": [{"name": "m", "resources": OBJECT}]}),
