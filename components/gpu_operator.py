@@ -176,6 +176,11 @@ def chart_values(plan: Plan) -> dict[str, Any]:
                 ],
             },
         },
+        # One DCGM host engine per GPU node: on eks stacks the node monitoring agent's (its dcgm-server
+        # DaemonSet, hostPort 5555, components/node_pools/node_health.py), which its GPU health checks
+        # (AcceleratedHardwareReady) talk to; dcgm-exporter embeds its own. The operator's standalone one is
+        # off, as its chart default (values.yaml `dcgm.enabled: false`), and stays so explicitly.
+        "dcgm": {"enabled": False},
         "dcgmExporter": {
             "enabled": True,
             "config": {"name": cv.DCGM_METRICS_CONFIGMAP},

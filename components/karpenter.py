@@ -147,12 +147,30 @@ def node_class(plan: Plan, pool: PoolPlan, node_role: pulumi.Input[str],
     }
 
 
+# Karpenter's node repair (Alpha, off by default: charts/karpenter/values.yaml settings.featureGates.nodeRepair,
+# passed to the controller as FEATURE_GATES NodeRepair=..., templates/deployment.yaml). With it a node whose
+# condition matches one of the provider's repair policies for long enough is replaced
+# (pkg/cloudprovider/cloudprovider.go RepairPolicies): Ready False or Unknown for 30 min; the node monitoring
+# agent's AcceleratedHardwareReady False for 10 min on the XIDs it knows (46, 48, 54, 62, 63, 95, 109, 110,
+# 136, 140, 143, 155, 156, 158 reboot-clearable; 64, 74, 79, 119, 120 fatal), 30 min on any other reason;
+# StorageReady, NetworkingReady, KernelReady, ContainerRuntimeReady False for 30 min. Repair stops in a
+# NodePool with more than 20% of its nodes unhealthy (kubernetes-sigs/karpenter pkg/controllers/node/health/
+# controller.go allowedUnhealthyPercent). Left off, all Alpha: awsFeatureGates.rebootForRepair (would reboot
+# for the reboot-clearable XIDs instead, and needs ec2:RebootInstances, which the controller's policies
+# below do not grant) and featureGates.terminateFirstRepair.
+FEATURE_GATES: dict[str, bool] = {"nodeRepair": True}
+
+
 def chart_values(plan: Plan, kp: KarpenterPlan) -> dict[str, Any]:
     """The controller on the system pool only: its label selects the nodes, no toleration lets it onto a GPU
     node (they are all tainted), and the chart's default affinity keeps it off nodes Karpenter launches
     (charts/karpenter/values.yaml affinity: karpenter.sh/nodepool DoesNotExist)."""
     return {
-        "settings": {"clusterName": plan.cluster.name, "interruptionQueue": kp.queue or ""},
+        "settings": {
+            "clusterName": plan.cluster.name,
+            "interruptionQueue": kp.queue or "",
+            "featureGates": dict(FEATURE_GATES),
+        },
         "serviceAccount": {"name": kp.service_account},
         "replicas": kp.replicas,
         "nodeSelector": {"kubernetes.io/os": "linux", cv.NODE_ROLE: cv.SYSTEM_NODE_ROLE},

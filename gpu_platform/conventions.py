@@ -341,6 +341,8 @@ EFA_DEVICE_PLUGIN_NAMESPACE = "kube-system"
 
 # EKS add-ons the platform manages (`aws eks describe-addon-versions` names).
 VPC_CNI_ADDON = "vpc-cni"
+# The EKS node monitoring agent: node conditions (AcceleratedHardwareReady, ...) that node repair acts on.
+NODE_MONITORING_AGENT_ADDON = "eks-node-monitoring-agent"
 # The vpc-cni add-on's configuration key that turns on its network policy agent: without it the VPC CNI
 # stores NetworkPolicies but enforces none (EKS user guide, "Restrict Pod network traffic with Kubernetes
 # network policies", https://docs.aws.amazon.com/eks/latest/userguide/cni-network-policy-configure.html,
@@ -483,6 +485,10 @@ SIM_OUTCOME_FAILED = "failed"
 # ... and, set to "true", never becomes Ready (an image that never pulls, a node that never joins): the
 # all-or-nothing (waitForPodsReady) path.
 SIM_NEVER_READY_ANNOTATION = f"sim.{PREFIX}/never-ready"
+# A simulated node with this annotation set to "true" has a failed kubelet: KWOK neither heartbeats it nor
+# sets it Ready again, so a Ready=False (or Unknown) its status is given stays, and the node lifecycle
+# controller acts on it as on a real NotReady node. Its pods are still played (deleted when evicted).
+SIM_NODE_FAILED_ANNOTATION = f"sim.{PREFIX}/node-failed"
 
 # Security (issue 18): image provenance, job cleanup and identity.
 # The registries a team's pods may pull from (comma separated: the platform-wide images.allowedRegistries

@@ -318,6 +318,9 @@ class ClusterPlan:
     # eks: the vpc-cni EKS add-on is managed here with its network policy agent on (addons.vpcCni).
     manage_vpc_cni: bool = False
     vpc_cni_version: str | None = None
+    # eks: the node monitoring agent add-on, whose node conditions node repair acts on (addons.nodeMonitoringAgent).
+    manage_node_monitoring_agent: bool = False
+    node_monitoring_agent_version: str | None = None
     # eks, created cluster: control-plane log types (audit.py decides the required ones).
     control_plane_logs: tuple[str, ...] = ()
     # eks: every access entry the stack makes: (IAM role ARN, Kubernetes groups, owner: a team or "platform").
@@ -355,6 +358,9 @@ class Plan:
     # jobs.ttlSecondsAfterFinished (the job template, Kueue's deactivated-job retention) and the admission maximum.
     job_ttl_seconds: int = 0
     job_max_ttl_seconds: int = 0
+    # addons.kueue.requeueLimit: Kueue requeues a job whose pods were not all Ready in time this many times over
+    # its life, then deactivates it (waitForPodsReady.requeuingStrategy.backoffLimitCount).
+    kueue_requeue_limit: int = 10
     # Karpenter's controller, when a pool of an eks cluster is a Karpenter pool.
     karpenter: KarpenterPlan | None = None
 
@@ -672,6 +678,8 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
             system_pool=_plan_system_pool(c),
             manage_vpc_cni=c.provider == "eks" and spec.addons.vpcCni.manage,
             vpc_cni_version=spec.addons.vpcCni.version,
+            manage_node_monitoring_agent=c.provider == "eks" and spec.addons.nodeMonitoringAgent.manage,
+            node_monitoring_agent_version=spec.addons.nodeMonitoringAgent.version,
             control_plane_logs=tuple(c.controlPlaneLogs) if c.provider == "eks" else (),
             access_entries=_access_entries(spec),
             oidc=c.identity.oidc if c.identity is not None and c.provider == "eks" else None,
@@ -690,5 +698,6 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
         require_image_digests=spec.images.requireDigests,
         job_ttl_seconds=spec.jobs.ttlSecondsAfterFinished,
         job_max_ttl_seconds=spec.jobs.maxTtlSecondsAfterFinished,
+        kueue_requeue_limit=spec.addons.kueue.requeueLimit,
         karpenter=plan_controller(spec, region),
     )

@@ -18,6 +18,7 @@ from gpu_platform.plan import Plan
 from ..identity import ClusterIdentity
 from .cluster import create_cluster, efa_security_group, kubeconfig_for, look_up_cluster, node_role, vpc_cni_addon
 from .gpu_node_pool import GpuNodePool
+from .node_health import node_monitoring_agent_addon
 from .system_pool import system_node_group
 
 
@@ -52,6 +53,10 @@ class NodePools(pulumi.ComponentResource):
         if c.manage_vpc_cni:
             self.vpc_cni = vpc_cni_addon(plan, access, self.cluster, self)
         ready = [*role_ready, *([self.vpc_cni] if self.vpc_cni else [])]
+        # The agent whose node conditions node repair acts on (node_health.py); nodes do not wait for it.
+        self.node_monitoring_agent: aws.eks.Addon | None = None
+        if c.manage_node_monitoring_agent:
+            self.node_monitoring_agent = node_monitoring_agent_addon(plan, access.name, self.cluster, self)
 
         self.system_pool: aws.eks.NodeGroup | None = None
         if c.system_pool is not None:
@@ -90,5 +95,8 @@ class NodePools(pulumi.ComponentResource):
                                  "labels": dict(sp.labels), "taints": []}
         if self.vpc_cni is not None:
             out["vpcCni"] = {"addon": cv.VPC_CNI_ADDON, cv.VPC_CNI_NETWORK_POLICY_KEY: True}
+        if self.node_monitoring_agent is not None:
+            out["nodeMonitoringAgent"] = {"addon": cv.NODE_MONITORING_AGENT_ADDON,
+                                          "version": self.plan.cluster.node_monitoring_agent_version}
         out.update(self.identity.exports())
         return out

@@ -15,6 +15,7 @@ from .aws_names import (
 )
 from .cluster import ClusterAccess
 from .network_interfaces import efa_interfaces
+from .node_health import node_repair_config
 from .user_data import user_data
 
 
@@ -143,7 +144,8 @@ class GpuNodePool(pulumi.ComponentResource):
                 max_unavailable=pool.node_update_max_unavailable,
                 update_strategy=pool.node_update_strategy,
             ),
-            node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=True),
+            # Replaced or rebooted when its GPU, kernel, network or kubelet fails (node_health.py).
+            node_repair_config=node_repair_config(),
             labels=dict(pool.node_labels),
             taints=[
                 aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=EKS_TAINT_EFFECT[t.effect])

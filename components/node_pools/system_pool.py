@@ -12,6 +12,7 @@ from gpu_platform.plan import NODE_UPDATE_MAX_UNAVAILABLE, Plan, SystemPoolPlan
 
 from .aws_names import EKS_CAPACITY_TYPE
 from .cluster import ClusterAccess
+from .node_health import node_repair_config
 
 
 def system_node_group(
@@ -41,7 +42,7 @@ def system_node_group(
             min_size=sp.min_nodes, max_size=sp.max_nodes, desired_size=sp.desired_nodes,
         ),
         update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=NODE_UPDATE_MAX_UNAVAILABLE),
-        node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=True),
+        node_repair_config=node_repair_config(),
         labels=dict(sp.labels),
         tags={**plan.platform_tags, cv.NODE_ROLE: cv.SYSTEM_NODE_ROLE},
         opts=pulumi.ResourceOptions(

@@ -54,6 +54,19 @@ class AddonKueue(Strict):
         examples=[["batch/job", "jobset.x-k8s.io/jobset", "pod"]],
     )
 
+    requeueLimit: int = Field(
+        default=10,
+        ge=0,
+        description=(
+            "how many times Kueue requeues a job whose pods were not all Ready in time, over the job's life: "
+            "after admission (waitForPodsReady.timeout) or after it lost a pod, to a failed node for example "
+            "(recoveryTimeout). One more and the workload is deactivated (Evicted reason "
+            "DeactivatedDueToRequeuingLimitExceeded) instead of cycling forever; 0 deactivates at the first. "
+            "Kueue's waitForPodsReady.requeuingStrategy.backoffLimitCount"
+        ),
+        examples=[10],
+    )
+
     _version = field_validator("version")(lambda v: exact_version(v))
 
 
@@ -102,6 +115,38 @@ class AddonVpcCni(Strict):
             raise ValueError(f"{v!r} is not an EKS add-on version: write vMAJOR.MINOR.PATCH-eksbuild.N, e.g. v1.20.1-eksbuild.3")
         if tuple(int(x) for x in m.groups()) < VPC_CNI_MIN_NETWORK_POLICY:
             raise ValueError(f"{v!r} cannot enforce NetworkPolicy: the VPC CNI does from v1.14.0 on")
+        return v
+
+
+class AddonNodeMonitoringAgent(Strict):
+    """The EKS node monitoring agent add-on: it turns GPU, kernel, network, storage and runtime faults found in
+    a node's logs and in DCGM into node conditions (AcceleratedHardwareReady for GPUs, with the XID in the
+    reason) that managed node group repair and Karpenter's node repair act on; without it they see Ready only
+    (EKS user guide, node-health-nma.html; aws/eks-node-monitoring-agent docs/node-health-issues.adoc)."""
+
+    manage: bool = Field(
+        default=True,
+        description=(
+            "eks stacks: manage the eks-node-monitoring-agent EKS add-on. An add-on that already exists on an "
+            "attached cluster must be imported into the stack first, like vpc-cni"
+        ),
+        examples=[True],
+    )
+    # The add-on versions are the agent's image tags (vMAJOR.MINOR.PATCH-eksbuild.N); v1.7.0-eksbuild.1 is the
+    # tag the agent's own chart ships at its v1.7.0 release (aws/eks-node-monitoring-agent v1.7.0,
+    # charts/eks-node-monitoring-agent/values.yaml nodeAgent.image.tag).
+    version: str = Field(
+        default="v1.7.0-eksbuild.1",
+        description="exact add-on version (v1.7.0-eksbuild.1 style); `aws eks describe-addon-versions "
+                    "--addon-name eks-node-monitoring-agent` lists them",
+        examples=["v1.7.0-eksbuild.1"],
+    )
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        if not cv.EKS_ADDON_VERSION.match(v):
+            raise ValueError(f"{v!r} is not an EKS add-on version: write vMAJOR.MINOR.PATCH-eksbuild.N, e.g. v1.7.0-eksbuild.1")
         return v
 
 
@@ -185,6 +230,11 @@ class Addons(Strict):
         default_factory=AddonVpcCni,
         description="eks: the vpc-cni add-on, with NetworkPolicy enforcement on",
         examples=[{"manage": True}],
+    )
+    nodeMonitoringAgent: AddonNodeMonitoringAgent = Field(
+        default_factory=AddonNodeMonitoringAgent,
+        description="eks: the node monitoring agent add-on, whose node conditions node repair acts on",
+        examples=[{"manage": True, "version": "v1.7.0-eksbuild.1"}],
     )
     karpenter: AddonKarpenter = Field(
         default_factory=AddonKarpenter,

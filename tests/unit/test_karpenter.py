@@ -243,7 +243,8 @@ def test_the_controller_runs_on_the_system_pool_and_tolerates_nothing_gpu() -> N
     assert "affinity" not in values  # the chart's own keeps it off nodes Karpenter launches
     assert DEFAULTS["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
         "matchExpressions"] == [{"key": cv.KARPENTER_NODEPOOL_LABEL, "operator": "DoesNotExist"}]
-    assert values["settings"] == {"clusterName": plan.cluster.name, "interruptionQueue": plan.karpenter.queue}
+    assert values["settings"] == {"clusterName": plan.cluster.name, "interruptionQueue": plan.karpenter.queue,
+                                  "featureGates": {"nodeRepair": True}}
     assert values["replicas"] == 2
 
 
