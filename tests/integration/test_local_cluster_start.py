@@ -1,19 +1,61 @@
-"""A start that fails half-way leaves nothing running: the next start, or another cluster, would otherwise
-meet an etcd and an API server holding its ports and a state directory that claims a cluster."""
+"""Starting and stopping the local cluster never depends on timing: a start that fails half-way leaves
+nothing running, and a component is never reported dead while it starts, nor left running when a start
+fails (the newcomer's first `make up` did both: "kueue exited" one second after launching Kueue, with Kueue
+alive and left behind).
+
+The launch races are forced rather than hoped for: a `setsid` first on PATH that hides its arguments and
+waits before it execs (the window between the background shell's fork and the component's exec, stretched
+to a second), then forks as util-linux setsid does when its caller leads a process group (sys-utils/setsid.c),
+so the shell's `$!` is a process that is already gone.
+"""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT
 from tests.realtools import CLUSTER_TOOLS, cluster_env, require, run
 
 PORTS = ("30543", "21890")  # this test's own: every suite's cluster has its ports
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kueue", "kwok")
+
+# The stand-in keeps its arguments in a file, so while it waits its command line names nothing of the state
+# directory (as the forked shell's does before exec), then runs the real setsid with --fork.
+SLOW_FORKING_SETSID = """#!/usr/bin/env bash
+args="$(mktemp "${TMPDIR:-/tmp}/setsid-args.XXXXXX")"
+printf '%s\\0' "$@" >"$args"
+exec bash -c 'sleep "$1"; mapfile -d "" -t a <"$2"; rm -f "$2"; exec "$3" --fork "${a[@]}"' delayed-exec \\
+  "${SETSID_DELAY:-1}" "$args" "$(command -v setsid.real)"
+"""
 
 
-def test_a_start_that_fails_after_its_first_processes_stops_them(tmp_path: Path) -> None:
-    require(CLUSTER_TOOLS)
+def racing_env(tmp_path: Path, state: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    stand_in = tmp_path / "bin"
+    stand_in.mkdir()
+    real = subprocess.run(["bash", "-c", "command -v setsid"], capture_output=True, text=True, check=True).stdout.strip()
+    (stand_in / "setsid.real").symlink_to(real)
+    (stand_in / "setsid").write_text(SLOW_FORKING_SETSID)
+    (stand_in / "setsid").chmod(0o755)
+    env = cluster_env(state, *PORTS, extra)
+    env["PATH"] = f"{stand_in}:{env['PATH']}"
+    return env
+
+
+def left_behind(state: Path) -> str:
+    return subprocess.run(["pgrep", "-af", str(state)], capture_output=True, text=True).stdout.strip()
+
+
+def local_cluster(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return run([str(ROOT / "scripts" / "local-cluster"), *args], env, timeout=600, check=check)
+
+
+def broken_crds(tmp_path: Path) -> Path:
     crds = tmp_path / "crds" / "broken"
     crds.mkdir(parents=True)
     # A CRD the API server refuses (no versions): installing the reference CRDs fails once etcd, the API
@@ -22,13 +64,69 @@ def test_a_start_that_fails_after_its_first_processes_stops_them(tmp_path: Path)
         "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
         "metadata: {name: widgets.example.com}\n"
         "spec: {group: example.com, names: {kind: Widget, plural: widgets}, scope: Namespaced, versions: []}\n")
+    return tmp_path / "crds"
+
+
+@pytest.mark.parametrize("launcher", ["setsid", "slow forking setsid"])
+def test_a_start_that_fails_after_its_first_processes_stops_them(tmp_path: Path, launcher: str) -> None:
+    require(CLUSTER_TOOLS)
     state = tmp_path / "cluster"
-    env = {**cluster_env(state, *PORTS), "GPU_PLATFORM_CRDS": str(tmp_path / "crds")}
-    out = run([str(ROOT / "scripts" / "local-cluster"), "start"], env, timeout=600, check=False)
+    extra = {"GPU_PLATFORM_CRDS": str(broken_crds(tmp_path))}
+    env = racing_env(tmp_path, state, extra) if launcher != "setsid" else cluster_env(state, *PORTS, extra)
+    out = local_cluster(env, "start", check=False)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "installing the CRDs (crds) failed" in out.stderr, out.stderr
     assert "stopped kube-apiserver" in out.stderr and "stopped etcd" in out.stderr, out.stderr
-    left = subprocess.run(["pgrep", "-af", str(state)], capture_output=True, text=True).stdout
-    assert left.strip() == "", f"processes left behind: {left}"
-    status = run([str(ROOT / "scripts" / "local-cluster"), "status"], env, timeout=60, check=False)
+    assert left_behind(state) == "", f"processes left behind: {left_behind(state)}"
+    status = local_cluster(env, "status", check=False)
     assert status.returncode == 3, status.stdout
+
+
+def test_components_slow_to_exec_and_forked_by_setsid_start_and_stop(tmp_path: Path) -> None:
+    require(CLUSTER_TOOLS)
+    state = tmp_path / "cluster"
+    env = racing_env(tmp_path, state, {"GPU_PLATFORM_CRDS": "none"})
+    try:
+        out = local_cluster(env, "start", check=False)
+        assert out.returncode == 0, out.stderr[-4000:]
+        assert "exited" not in out.stderr, out.stderr
+        status = local_cluster(env, "status")
+        for name in COMPONENTS:
+            assert f"{name}: running" in status.stdout, status.stdout
+            # the pid file names the component's own process, not a launcher that has gone
+            pid = (state / "run" / f"{name}.pid").read_text().strip()
+            assert Path(os.readlink(f"/proc/{pid}/exe")).name == name, (name, os.readlink(f"/proc/{pid}/exe"))
+        # a lost pid file (a crash between launch and write, a hand edit) still does not leave KWOK behind
+        (state / "run" / "kwok.pid").unlink()
+        stop = local_cluster(env, "stop")
+        assert "stopping stray process" in stop.stderr and "kwok" in stop.stderr, stop.stderr
+        assert left_behind(state) == "", f"processes left behind: {left_behind(state)}"
+    finally:
+        local_cluster(env, "stop", check=False)
+        subprocess.run(["pkill", "-KILL", "-f", str(state)], check=False)
+
+
+def test_sigterm_during_a_start_stops_what_it_started(tmp_path: Path) -> None:
+    """`make up` interrupted while its cluster starts (Ctrl-C, a cancelled job, `timeout`)."""
+    require(CLUSTER_TOOLS)
+    state = tmp_path / "cluster"
+    env = cluster_env(state, *PORTS, {"GPU_PLATFORM_CRDS": "none"})
+    proc = subprocess.Popen([str(ROOT / "scripts" / "local-cluster"), "start"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (state / "run" / "kube-apiserver.pid").exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the API server never started"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    left = left_behind(state)
+    subprocess.run(["pkill", "-KILL", "-f", str(state)], check=False)
+    assert proc.returncode == 1, err
+    assert "interrupted: stopping what this start started" in err, err
+    assert "stopped etcd" in err, err
+    assert left == "", f"processes left behind: {left}"
