@@ -51,8 +51,9 @@ def test_work_without_gpus_waits_for_its_allowance_and_never_spills_onto_a_gpu_p
     lv.create(cpu_job(lv, "gamma", "waiter", "1", "1Gi", duration="2s"), as_team="gamma")
     # kueue v0.19.2 flavorassigner.go: "untolerated taint %s in flavor %s" of a corev1.Taint value.
     untolerated = f"untolerated taint {{{cv.GPU_TAINT_KEY} {cv.GPU_TAINT_VALUE} {cv.TAINT_EFFECT} <nil>}} in flavor mig"
-    wl = wait_for(lambda: (w := lv.workload("gamma", "waiter")) and untolerated in (
-        (condition(w, "QuotaReserved") or {}).get("message", "")) and w, 60, "Kueue's verdict on the waiter")
+    wl = wait_for(lambda: (w := lv.workload("gamma", "waiter")) and ("admission" in w.get("status", {}) or untolerated in (
+        (condition(w, "QuotaReserved") or {}).get("message", ""))) and w, 60, "Kueue's verdict on the waiter")
+    assert "admission" not in wl["status"], f"admitted on {wl['status']['admission']['podSetAssignments'][0]['flavors']}"
     message = condition(wl, "QuotaReserved")["message"]
     assert f"insufficient unused quota for cpu in flavor {cv.CPU_FLAVOR}" in message, message
     time.sleep(3)  # another scheduling pass: still not admitted anywhere
