@@ -18,6 +18,7 @@ from .karpenter import Karpenter
 from .monitoring import Monitoring
 from .node_pools import NodePools
 from .queues import Queues
+from .storage import Storage
 from .tenancy import Tenancy
 
 
@@ -97,6 +98,12 @@ class GpuPlatform(pulumi.ComponentResource):
         if plan.karpenter is not None and self.node_pools is not None:
             self.karpenter = Karpenter("karpenter", plan, plan.karpenter, self.node_pools.access,
                                        self.node_pools.cluster_ready, opts=kopts)
+        # The data path (docs/data-path.md): team buckets and roles, file systems, the storage add-ons.
+        self.storage: Storage | None = None
+        d = plan.data
+        if d is not None and self.node_pools is not None and (d.enabled or d.addons):
+            self.storage = Storage("storage", plan, d, self.node_pools.access, self.node_pools.cluster_ready,
+                                   self.tenancy.namespaces, opts=kopts)
         self.register_outputs({})
 
     def exports(self) -> dict[str, Any]:
@@ -107,7 +114,7 @@ class GpuPlatform(pulumi.ComponentResource):
             "teams": {t.name: {"namespaces": list(t.namespaces), "clusterQueue": t.cluster_queue} for t in self.plan.teams},
         }
         for part in (self.node_pools, self.operator, self.queues, self.tenancy, self.monitoring, self.admission, self.efa,
-                     self.karpenter):
+                     self.karpenter, self.storage):
             if part is not None:
                 out.update(part.exports())
         return out

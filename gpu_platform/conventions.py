@@ -579,3 +579,69 @@ KARPENTER_INTERRUPTION_RULES: dict[str, tuple[str, str]] = {
 
 def karpenter_rule_name(cluster: str, rule: str) -> str:
     return f"{karpenter_queue_name(cluster)}-{rule}"
+
+
+# Data path (issue 27): where each team's datasets, weights and checkpoints live (docs/data-path.md).
+# The prefixes of a team bucket; scratch/ expires (data.lifecycle.scratchDays) and so do checkpoint objects
+# tagged RUN_OUTCOME_TAG=RUN_OUTCOME_FAILED (data.lifecycle.failedCheckpointDays).
+DATASETS_PREFIX = "datasets/"
+MODELS_PREFIX = "models/"
+CHECKPOINTS_PREFIX = "checkpoints/"
+SCRATCH_PREFIX = "scratch/"
+RUN_OUTCOME_TAG = f"{PREFIX}/run-outcome"
+RUN_OUTCOME_FAILED = "failed"
+# Per team namespace: the service account whose Pod Identity role reaches the team bucket, and the claims of
+# the bucket read-only (data) and of its checkpoints/ prefix read-write, where the job template mounts them.
+DATA_SERVICE_ACCOUNT = "team-data"
+DATA_CLAIM = "team-data"
+CHECKPOINTS_CLAIM = "team-checkpoints"
+DATA_MOUNT_PATH = "/data"
+CHECKPOINTS_MOUNT_PATH = "/checkpoints"
+SCRATCH_MOUNT_PATH = "/scratch"
+FSX_MOUNT_PATH = "/fsx"
+# EKS add-ons and CSI driver names (EKS user guide, workloads-add-ons-available-eks.html; the drivers'
+# CSIDriver objects: s3.csi.aws.com, fsx.csi.aws.com, ebs.csi.aws.com).
+MOUNTPOINT_S3_ADDON = "aws-mountpoint-s3-csi-driver"
+FSX_CSI_ADDON = "aws-fsx-csi-driver"
+EBS_CSI_ADDON = "aws-ebs-csi-driver"
+MOUNTPOINT_S3_CSI_DRIVER = "s3.csi.aws.com"
+FSX_CSI_DRIVER = "fsx.csi.aws.com"
+EBS_CSI_DRIVER = "ebs.csi.aws.com"
+# The EBS CSI controller's service account, which its Pod Identity association names (kubernetes-sigs/
+# aws-ebs-csi-driver docs/install.md).
+EBS_CSI_CONTROLLER_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
+# The default StorageClass (gp3, encrypted) and the annotation that makes a class the default
+# (kubernetes.io/docs/tasks/administer-cluster/change-default-storage-class).
+DEFAULT_STORAGE_CLASS = "gp3"
+DEFAULT_STORAGE_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+# The EKS Pod Identity agent, on every node's host network: SDKs in pods fetch their credentials from it
+# (EKS user guide, pod-id-how-it-works.html / pod-identities.html considerations: 169.254.170.23 and
+# [fd00:ec2::23], port 80), so a pod under the default deny needs an egress rule to it.
+POD_IDENTITY_AGENT_CIDRS = ("169.254.170.23/32", "fd00:ec2::23/128")
+POD_IDENTITY_AGENT_PORT = 80
+NETWORK_POLICY_ALLOW_DATA_PATH = "allow-data-path"
+# FSx for Lustre's LNET ports (FSx for Lustre user guide, limit-access-security-groups.html and
+# cannot-create-fs.html: "allow inbound traffic on ports 988 and 1018-1023").
+LUSTRE_PORT_RANGES = ((988, 988), (1018, 1023))
+HTTPS_PORT = 443
+
+
+def team_bucket_name(prefix: str, team: str) -> str:
+    return f"{prefix}-{team}"
+
+
+def data_admin_role_name(cluster: str) -> str:
+    return f"{cluster}-data-admin"
+
+
+def ebs_csi_role_name(cluster: str) -> str:
+    return f"{cluster}-ebs-csi"
+
+
+def fsx_security_group_name(cluster: str, file_system: str) -> str:
+    return f"{cluster}-fsx-{file_system}"
+
+
+def data_volume_name(namespace: str, claim: str) -> str:
+    """The PersistentVolume bound to a team namespace's claim (cluster-scoped, so it carries the namespace)."""
+    return f"{namespace}-{claim}"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import conventions as cv, images
+from .data import job_mounts, scratch_problem
 from .plan import Plan, PoolPlan, QuotaPlan, TeamPlan
 from .quota_reach import Reach, shapes
 from .spec import JOB_TTL_SECONDS_DEFAULT
@@ -127,6 +128,12 @@ def check(plan: Plan, req: JobRequest) -> tuple[TeamPlan, PoolPlan, str]:
     problem = images.image_problem(req.image or DEFAULT_IMAGE, team.allowed_registries, plan.require_image_digests)
     if problem:
         raise JobError(problem + ("" if req.image else " (pass --image)"))
+    if plan.data is not None:  # the data path's scratch claims must fit the namespace's own storage quota
+        limits = next(t.limits for t in plan.spec.teams if t.name == team.name)
+        problem = scratch_problem(plan.data, team.name, limits.storage, limits.persistentVolumeClaims, req.nodes,
+                                  pool.local_nvme)
+        if problem:
+            raise JobError(problem)
     return team, pool, namespace
 
 
@@ -187,6 +194,15 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
     }
     if req.priority is not None:
         pod_spec["priorityClassName"] = cv.priority_class_name(req.priority)
+    # The data path (docs/data-path.md): the team's bucket read-only, its checkpoints read-write, scratch that
+    # goes with the pod, the pool's file system; credentials through the team's Pod Identity service account.
+    mounts = None if plan.data is None else job_mounts(plan.data, team.name, namespace, pool.name, pool.local_nvme,
+                                                       container["securityContext"]["runAsUser"])
+    if mounts is not None:
+        container["volumeMounts"] += list(mounts.mounts)
+        pod_spec["volumes"] += list(mounts.volumes)
+        pod_spec["serviceAccountName"] = mounts.service_account
+        pod_spec["securityContext"]["fsGroup"] = mounts.fs_group
     if req.nodes > 1:
         pod_spec["subdomain"] = name
     pod_annotations = {cv.SIM_DURATION_ANNOTATION: f"{seconds}s"}

@@ -6,10 +6,11 @@ CLI's `plan` output, the rendered resources and the policy pack always agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from . import audit, catalog, conventions as cv
+from .data import DataPlan, namespace_quota_with_claims, plan_data
 from .karpenter import KarpenterPlan, KarpenterPoolPlan, plan_controller, plan_pool
 from .pool_derivations import (
     capacity_block_upgrade_warning, pool_labels, pool_operator_labels, pool_resource_name, pool_units_per_gpu,
@@ -363,6 +364,8 @@ class Plan:
     kueue_requeue_limit: int = 10
     # Karpenter's controller, when a pool of an eks cluster is a Karpenter pool.
     karpenter: KarpenterPlan | None = None
+    # The data path (spec `data`, gpu_platform/data.py): team buckets and roles, file systems, storage add-ons.
+    data: DataPlan | None = None
 
     @property
     def managed_node_group_pools(self) -> tuple[PoolPlan, ...]:
@@ -663,6 +666,10 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
     gpu_resources = frozenset(p.resource_name for p in pools)  # once, not once per team
     reaches = reaches_of_spec(spec)  # every team's reach on every pool, one cohort tree per pool
     teams = tuple(_plan_team(t, spec, by_name, gpu_resources, reaches) for t in spec.teams)
+    data = plan_data(spec, region)
+    # The platform's claims in each team namespace (data, checkpoints, file systems) come on top of the team's own.
+    teams = tuple(replace(t, namespace_quota=namespace_quota_with_claims(t.namespace_quota, len(data.claims(t.name))))
+                  for t in teams)
     c = spec.cluster
     return Plan(
         environment=spec.environment,
@@ -700,4 +707,5 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
         job_max_ttl_seconds=spec.jobs.maxTtlSecondsAfterFinished,
         kueue_requeue_limit=spec.addons.kueue.requeueLimit,
         karpenter=plan_controller(spec, region),
+        data=data,
     )

@@ -38,6 +38,8 @@ def kubernetes_layer(doc: dict[str, Any]) -> dict[str, Any]:
         addons.setdefault(name, {})["install"] = False
     addons.setdefault("vpcCni", {})["manage"] = False
     platform.pop("multiKueue", None)
+    # The data path is EKS's (team buckets reached through EKS Pod Identity, the storage add-ons).
+    platform.pop("data", None)
     # The throwaway stack gets a salt of its own; secrets of the real stack (worker kubeconfigs, the
     # cluster's kubeconfig) are neither needed nor decryptable here.
     out.pop("encryptionsalt", None)

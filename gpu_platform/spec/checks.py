@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import audit, catalog, conventions as cv
 from ..errors import Problem
 from ..pool_derivations import pool_capacity_units, pool_labels, pool_units_per_gpu, runs_bottlerocket
+from .data import check_data
 from .limits import (
     IAM_ROLE_NAME_MAX, KARPENTER_AMI_VERSION, KARPENTER_AMI_VERSION_FORM, KARPENTER_CAPACITY_FALLBACKS,
     KARPENTER_CAPACITY_TYPES,
@@ -438,4 +439,4 @@ def _check_karpenter_names(p: Platform) -> list[Problem]:
 def validate(platform: Platform, region: str | None = None) -> list[Problem]:
     return (_check_pools(platform, region) + _check_mig_layouts(platform) + _check_cohorts(platform)
             + _check_teams(platform) + _check_platform(platform, region) + _check_security(platform)
-            + _check_karpenter(platform))
+            + _check_karpenter(platform) + check_data(platform))

@@ -6,6 +6,7 @@ from pydantic import Field, field_validator
 
 from .addons import Addons
 from .cluster import Cluster
+from .data import Data
 from .fields import Environment, Strict, dns_label
 from .pools import Pool
 from .security import Images, Jobs
@@ -117,4 +118,9 @@ class Platform(Strict):
         default_factory=Jobs,
         description="cleanup of finished tenant Jobs",
         examples=[{"ttlSecondsAfterFinished": 3600, "maxTtlSecondsAfterFinished": 86400}],
+    )
+    data: Data = Field(
+        default_factory=Data,
+        description="the data path: a bucket and Pod Identity role per team, FSx for Lustre, the storage add-ons",
+        examples=[{"enabled": True, "bucketPrefix": "acme-ml-prod"}],
     )

@@ -114,7 +114,8 @@ def test_render_is_deterministic_and_integral(tmp_path: Path, cli_render) -> Non
     resources = json.loads(a.read_text())
     assert resources == sorted(resources, key=lambda r: (r["type"], r["name"]))
     assert all(set(r) == {"type", "name", "parent", "inputs"} for r in resources)
-    assert "4.0" not in a.read_text().replace("v26.7.0", "")  # floats from protobuf written back as ints
+    # floats from protobuf written back as ints (versions that contain "4.0" are not floats)
+    assert "4.0" not in a.read_text().replace("v26.7.0", "").replace("v1.64.0-eksbuild.1", "")
 
 
 def test_render_invalid_stack_registers_nothing(tmp_path: Path, monkeypatch, capsys) -> None:

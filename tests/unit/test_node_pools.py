@@ -357,10 +357,10 @@ def test_efa_interfaces_carry_a_group_that_allows_all_traffic_to_and_from_itself
     from the group itself). The cluster group's allow-all CIDR egress does not carry EFA's traffic
     (awslabs/awsome-distributed-ai#546), and older clusters' groups lack the self egress rule."""
     r = rendered(stack)
-    (group,) = r.by_type(SECURITY_GROUP)
+    (group,) = [g for g in r.by_type(SECURITY_GROUP) if g.parent == "node-pools"]  # (Lustre's: test_data_path.py)
     assert group.inputs["name"] == f"{plan_of(stack).cluster.name}-efa"
     assert group.inputs["vpcId"] == "vpc-00000000"  # the looked-up cluster's VPC (harness mock)
-    (ingress,), (egress,) = r.by_type(INGRESS_RULE), r.by_type(EGRESS_RULE)
+    (ingress,), (egress,) = ([x for x in r.by_type(t) if x.parent == "node-pools"] for t in (INGRESS_RULE, EGRESS_RULE))
     efa_group = egress.inputs["securityGroupId"]
     assert efa_group.startswith("sg-") and efa_group != "sg-00000000"
     for rule in (ingress, egress):
@@ -444,7 +444,8 @@ def test_node_role_made_here_with_the_eks_node_policies():
 
 def test_given_node_role_and_created_cluster():
     r, platform = variant()
-    assert r.by_type(ROLE) == [r.one(ROLE, "np-cluster-role")], "no node role when nodeRoleArn is given"
+    node_pool_roles = [x for x in r.by_type(ROLE) if x.parent == "node-pools"]  # (the EBS CSI role is storage's)
+    assert node_pool_roles == [r.one(ROLE, "np-cluster-role")], "no node role when nodeRoleArn is given"
     (cluster,) = r.by_type(CLUSTER)
     assert cluster.inputs["name"] == platform["cluster"]["name"]
     assert cluster.inputs["version"] == platform["cluster"]["kubernetesVersion"]
