@@ -47,6 +47,7 @@ from typing import Any
 from bench.common import ROOT, verdict
 from localcluster.toolcache import BIN, CACHE, CACHE_ENV
 from bench.synth import stack_config
+from localcluster.signals import interrupt_on_sigterm
 
 VENV_BIN = ROOT / ".venv" / "bin"
 TOOLS = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes", "etcd", "kube-apiserver",
@@ -305,6 +306,7 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, state)")
     ap.add_argument("--json", help="write the timings here as JSON")
     args = ap.parse_args()
+    interrupt_on_sigterm()  # a SIGTERM stops the benchmark's clusters, as Ctrl-C does
 
     why = available()
     if why:

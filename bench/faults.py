@@ -94,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", help="write recovery + converging-up seconds against the kill step to this PNG")
     args = ap.parse_args(argv)
     parts = set(args.parts.split(","))
+    from localcluster.signals import interrupt_on_sigterm
+    interrupt_on_sigterm()  # a SIGTERM stops the benchmark's cluster, as Ctrl-C does
 
     from tests.realtools import BIN, new_engine, start_cluster, stop_cluster
     from tests.faults.configs import SECRET_KEY, ckpt_configs, kubectl_of, local_configs, make_stack

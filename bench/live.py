@@ -34,6 +34,7 @@ from gpu_platform.stack_files import load_plan
 from gpu_platform.jobs import JobRequest, job
 from localcluster.api import CLUSTER_QUEUES, JOBS, WORKLOADS, Client, path_of
 from localcluster.session import CACHE, Session, SessionError
+from localcluster.signals import interrupt_on_sigterm
 
 STACK_FILE = ROOT / "tests" / "live" / "stack.yaml"
 TOOLS = ("pulumi", "kube-apiserver", "kube-scheduler", "kueue", "kwok", "helm", "etcd")
@@ -123,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", help="write the admission latency CDF to this PNG")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
+    interrupt_on_sigterm()  # a SIGTERM stops the benchmark's cluster, as Ctrl-C does
     missing = [t for t in TOOLS if not (CACHE / "bin" / t).exists()]
     if missing:
         print(f"bench.live: missing {', '.join(missing)}: run scripts/toolchain", file=sys.stderr)

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 from bench.common import ROOT
+from localcluster.signals import interrupt_on_sigterm
 
 BENCHMARKS = ("program_cost", "validate_plan", "policy_check", "engine")
 TITLES = {
@@ -49,11 +50,17 @@ def run_one(name: str, extra: list[str]) -> Outcome:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
     verdicts: list[str] = []
     assert proc.stdout is not None
-    for line in proc.stdout:
-        print(line, end="", flush=True)
-        text = line.strip()
-        if text.endswith((": ok", ": FAIL")) or "skipped" in text or "for comparison" in text:
-            verdicts.append(text)
+    try:
+        for line in proc.stdout:
+            print(line, end="", flush=True)
+            text = line.strip()
+            if text.endswith((": ok", ": FAIL")) or "skipped" in text or "for comparison" in text:
+                verdicts.append(text)
+    except KeyboardInterrupt:
+        # the benchmark stops the clusters it started on SIGTERM: give it the time to
+        proc.terminate()
+        proc.wait(timeout=180)
+        raise
     rc = proc.wait()
     return Outcome(name, rc, time.perf_counter() - started, verdicts)
 
@@ -63,6 +70,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="+", choices=BENCHMARKS, default=list(BENCHMARKS))
     ap.add_argument("--repeat", type=int, help="runs per measurement for benchmarks 1-3 (best counts; their defaults otherwise)")
     args = ap.parse_args()
+    interrupt_on_sigterm()
 
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (1/5/15 min)")

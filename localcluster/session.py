@@ -7,9 +7,11 @@ caller's (its own ports, file backend and copy of the stack file, so nothing in 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -29,7 +31,20 @@ class SessionError(RuntimeError):
 
 
 def _run(cmd: list[str], env: dict[str, str], timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    # In a process group of its own, ended whole when this one is interrupted or times out: killing only
+    # `local-cluster start` would leave its kubectl and curl children holding the state lock, so the
+    # `local-cluster stop` of the clean-up would wait for them (its components run in sessions of their own
+    # and are stopped by that `stop`).
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    out = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
     if out.returncode != 0:
         raise SessionError(f"{' '.join(cmd[:3])} ... exited {out.returncode}:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
     return out

@@ -17,6 +17,7 @@ import yaml
 from gpu_platform.errors import InputError, SpecError
 from gpu_platform.spec import CONFIG_KEY
 from gpu_platform.stack_files import load_plan, read_json, stack_file
+from localcluster.signals import EXIT_INTERRUPTED, interrupt_on_sigterm
 
 from .plan_report import format_plan
 from .plugins import AWS_PACKAGE, KUBERNETES_PACKAGE, plugin_of
@@ -213,8 +214,12 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    interrupt_on_sigterm()  # `simulate` starts a cluster: a SIGTERM runs its clean-up, as Ctrl-C does
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except SpecError as err:
         print(f"error: invalid {CONFIG_KEY}: {len(err.problems)} problem(s)", file=sys.stderr)
         for problem in err.problems:

@@ -6,7 +6,6 @@ import copy
 import functools
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from localcluster.signals import interrupt_on_sigterm
 from localcluster.toolcache import BIN
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -168,17 +168,12 @@ def _reads_renders(config: pytest.Config) -> bool:
     return False
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     global _RENDER_WORKER
     # A cancelled run (CI's cancel, `scripts/run-tests` stopped, `kill`) sends SIGTERM, which would end the
     # interpreter without a fixture's teardown and leave the clusters of the cluster layers running. As a
     # KeyboardInterrupt, pytest tears every fixture down (the clusters stop) and reports the run interrupted.
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _interrupt)
+    interrupt_on_sigterm()
     if os.environ.get("GPU_PLATFORM_TEST_RENDER_WORKER", "1") != "0" and _reads_renders(config):
         _RENDER_WORKER = RenderWorker()
 

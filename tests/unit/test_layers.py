@@ -28,7 +28,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # The fault tooling (localcluster/faults.py) renders the program to know what the platform declares.
     "localcluster": frozenset({"gpu_platform", "components", "harness"}),
     "simulator": frozenset({"gpu_platform", "localcluster"}),
-    "platform_cli": frozenset({"gpu_platform", "components", "harness", "policies", "simulator"}),
+    # localcluster.signals: the CLI's `simulate` starts a cluster and stops it on SIGTERM as on Ctrl-C.
+    "platform_cli": frozenset({"gpu_platform", "components", "harness", "policies", "simulator", "localcluster"}),
 }
 # The spec layer runs anywhere in milliseconds: the standard library, pydantic and yaml, nothing else.
 SPEC_THIRD_PARTY = frozenset({"pydantic", "yaml"})
