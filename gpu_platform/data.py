@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from . import conventions as cv
+from .karpenter import partition
 from .spec import Platform, Team
 from .spec.data import DataLifecycle, quantity_bytes, storage_quantity, team_data_role_name
 
@@ -46,14 +47,6 @@ SSE_ALGORITHM = {"SSE-S3": "AES256", "SSE-KMS": "aws:kms"}
 # mountpoint-s3-csi-driver docs/CONFIGURATION.md) and an FSx claim binds to a larger PV (a claim binds to a
 # volume at least its size). The namespace quota adds these on top of the team's own storage allowance.
 PLATFORM_CLAIM_GIB = 1
-
-
-def partition(region: str | None) -> str:
-    if region and region.startswith("cn-"):
-        return "aws-cn"
-    if region and region.startswith("us-gov-"):
-        return "aws-us-gov"
-    return "aws"
 
 
 @dataclass(frozen=True, slots=True)
