@@ -39,6 +39,8 @@ def moto_s3() -> Iterator[dict[str, Any]]:
     """moto's server with the two teams' buckets and objects, their roles with the rendered policies, and a
     session of each role; IAM enforcement is switched on last."""
     boto3 = pytest.importorskip("boto3")
+    import threading
+
     from botocore.config import Config
     from moto.server import ThreadedMotoServer
     import requests
@@ -49,9 +51,10 @@ def moto_s3() -> Iterator[dict[str, Any]]:
     endpoint = f"http://{host}:{port}"
     cfg = Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1})
     admin = dict(endpoint_url=endpoint, region_name=REGION, aws_access_key_id="testing", aws_secret_access_key="testing")
+    session = boto3.session.Session()  # one session: its loaded service models are shared by every client
     try:
         data = plan_of("prod").data
-        s3, iam, sts = (boto3.client(s, config=cfg, **admin) for s in ("s3", "iam", "sts"))
+        s3, iam, sts = (session.client(s, config=cfg, **admin) for s in ("s3", "iam", "sts"))
         for team in (data.team(t) for t in TEAMS):
             s3.create_bucket(Bucket=team.bucket)
             s3.put_object(Bucket=team.bucket, Key="datasets/shard-0000.tar", Body=b"tokens")
@@ -64,7 +67,7 @@ def moto_s3() -> Iterator[dict[str, Any]]:
             role = iam.create_role(RoleName=role_name, AssumeRolePolicyDocument=trust.inputs["assumeRolePolicy"])
             iam.put_role_policy(RoleName=role_name, PolicyName="data", PolicyDocument=json.dumps(policy))
             creds = sts.assume_role(RoleArn=role["Role"]["Arn"], RoleSessionName=f"{owner}-pod")["Credentials"]
-            sessions[owner] = boto3.client("s3", config=cfg, endpoint_url=endpoint, region_name=REGION,
+            sessions[owner] = session.client("s3", config=cfg, endpoint_url=endpoint, region_name=REGION,
                                            aws_access_key_id=creds["AccessKeyId"],
                                            aws_secret_access_key=creds["SecretAccessKey"],
                                            aws_session_token=creds["SessionToken"])
@@ -72,7 +75,8 @@ def moto_s3() -> Iterator[dict[str, Any]]:
         requests.post(f"{endpoint}/moto-api/reset-auth", data=b"0", timeout=10).raise_for_status()
         yield {"sessions": sessions, "buckets": {t: data.team(t).bucket for t in TEAMS}}
     finally:
-        server.stop()
+        # stop() waits out the server's half-second poll; nothing waits for it.
+        threading.Thread(target=server.stop, daemon=True).start()
 
 
 def denied(call: Any, **kw: Any) -> bool:
