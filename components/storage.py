@@ -37,7 +37,8 @@ COMPONENT_VALUE = "storage"
 # (kubernetes-sigs/aws-fsx-csi-driver examples/kubernetes/static_provisioning/specs/pv.yaml: flock).
 LUSTRE_VERSION = "2.15"
 LUSTRE_MOUNT_OPTIONS = ("flock",)
-# Mountpoint options (awslabs/mountpoint-s3 doc/CONFIGURATION.md): the data volume read-only; the checkpoint
+# Mountpoint options (awslabs/mountpoint-s3 doc/CONFIGURATION.md, "File modifications and deletions"; doc/
+# SEMANTICS.md, "Writes": an overwrite opens the file with O_TRUNC): the data volume read-only; the checkpoint
 # volume may delete and overwrite files (a framework rewriting its `latest` marker).
 DATA_MOUNT_OPTIONS = ("read-only",)
 CHECKPOINT_MOUNT_OPTIONS = ("allow-delete", "allow-overwrite")

@@ -203,6 +203,7 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
         pod_spec["volumes"] += list(mounts.volumes)
         pod_spec["serviceAccountName"] = mounts.service_account
         pod_spec["securityContext"]["fsGroup"] = mounts.fs_group
+        pod_spec["securityContext"]["fsGroupChangePolicy"] = mounts.fs_group_change_policy
     if req.nodes > 1:
         pod_spec["subdomain"] = name
     pod_annotations = {cv.SIM_DURATION_ANNOTATION: f"{seconds}s"}

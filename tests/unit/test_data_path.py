@@ -266,7 +266,9 @@ def test_team_pods_reach_the_pod_identity_agent_and_s3_and_nothing_else_beyond_t
 def test_the_job_template_mounts_data_read_only_checkpoints_read_write_scratch_and_the_pools_file_system() -> None:
     (j,) = job(plan_of("prod"), JobRequest(team="llm-pretrain", pool="h100-train", gpus=8, name="pretrain"))
     pod = j["spec"]["template"]["spec"]
-    assert pod["serviceAccountName"] == "team-data" and pod["securityContext"]["fsGroup"] == 65534
+    assert pod["serviceAccountName"] == "team-data"
+    assert pod["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}, "fsGroup": 65534,
+                                      "fsGroupChangePolicy": "OnRootMismatch"}
     assert pod["volumes"][1:] == [
         {"name": "data", "persistentVolumeClaim": {"claimName": "team-data", "readOnly": True}},
         {"name": "checkpoints", "persistentVolumeClaim": {"claimName": "team-checkpoints"}},
