@@ -2,21 +2,22 @@
 
 Between Kueue admitting a job and giving its quota back, the replay's cluster runs a chain a real cluster
 runs too (the Job controller creates the pods, the scheduler binds them, the kubelet, here KWOK, starts and
-finishes them, the Job controller sees the end, Kueue sees the Job finish). It takes a couple of wall
-seconds on a loaded 2-core machine, and every wall second of a compressed replay is `speed` seconds of
-trace time: unchecked, a 30-minute job held its GPUs 31 minutes at 30x (issue 30), and a 60-second job at
-80x three minutes. Two corrections, because each fixes what the other cannot (docs/what-if.md, "The error
+finishes them, the Job controller sees the end, Kueue sees the Job finish). It takes seconds of wall time
+on a loaded 2-core machine, and every wall second of a compressed replay is `speed` seconds of trace time:
+unchecked, a 30-minute job held its GPUs 31 minutes at 30x (issue 30), and a 60-second job at 12x more
+than twice its run. Two corrections, because each fixes what the other cannot (docs/what-if.md, "The error
 budget of a replay"):
 
-- the dynamics: a pod runs `duration / speed` less the overhead measured so far in the run, so the quota
-  comes back when the trace says and the next job's wait is right (a job shorter than the overhead cannot
-  be shortened below nothing: there the replay is not to be trusted);
-- the accounting: a run that ended by itself is counted for its trace duration plus the chain an idle
-  cluster takes (what a real cluster adds, measured before the replay), not for the wall time it held the
-  quota times the speed; evictions and runs cut by the horizon stay as observed.
+- the dynamics: each pod is given an end time, its job's admission plus the compressed duration less the
+  end of the chain measured so far (pods' end to quota released), so however long the start of the chain
+  took, the quota comes back when the trace says and the next job's wait is right. A job shorter than the
+  chain cannot end before it has started: there the replay is not to be trusted;
+- the accounting: a run that ended by itself is counted for its trace duration plus the whole chain an
+  idle cluster takes (what a real cluster adds, measured before the replay), not for the wall time it
+  held the quota times the speed; evictions and runs cut by the horizon stay as observed.
 
-What remains is stated in the report: the overhead per job (wall and trace seconds), what the correction
-missed (the residual), and the share of jobs shorter than TRUST_FACTOR overheads at the chosen speed.
+What remains is stated in the report: the chain per job (wall and trace seconds), what the correction
+missed (the residual), and the share of jobs shorter than TRUST_FACTOR chains at the chosen speed.
 """
 
 from __future__ import annotations
@@ -27,33 +28,29 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Sequence
 
-# A job whose compressed run is shorter than this many overheads cannot be replayed faithfully: below one
-# it cannot be corrected at all, and up to three the correction's residual (the overhead's spread: its p95
-# was 1.5-2x its median in the runs docs/what-if.md records) is a large part of what is left of the run.
-TRUST_FACTOR = 3.0
+# A job whose compressed run is shorter than this many chains (median) may end late: below one it cannot
+# end on time at all, and the chain's p95 was 1.5-2.2x its median in the runs docs/what-if.md records.
+TRUST_FACTOR = 2.0
 # The report warns, and the default speed is lowered, when more than this share of the jobs is untrusted.
 UNTRUSTED_SHARE_LIMIT = 0.10
-# The per-job overhead assumed before a run has measured one (the default --speed is chosen before the
+# The chain per job assumed before a run has measured one (the default --speed is chosen before the
 # cluster starts): the median measured in docs/what-if.md's runs on a 2-core machine.
 PRIOR_OVERHEAD_S = 2.3
-# The shortest pod run the replay asks KWOK for (its delay is in milliseconds): a job shorter than the
-# overhead still runs, it just cannot give its quota back sooner than the chain allows.
-MIN_RUN_S = 0.001
-# Overheads measured at the end of the most recent runs make the estimate: it follows the load of the
-# cluster (more jobs in flight, a slower chain) without one slow job swinging it.
+# End-of-chain measurements of the most recent runs make the estimate: it follows the load of the cluster
+# (more jobs in flight, a slower chain) without one slow job swinging it.
 WINDOW = 32
 
 
-def pod_run_seconds(duration_s: float, speed: float, overhead_s: float) -> float:
-    """Wall seconds a pod runs so that admission to release takes the compressed run time: the run less
-    the overhead expected around it, never less than MIN_RUN_S."""
-    return max(MIN_RUN_S, duration_s / speed - overhead_s)
+def end_time(admitted_s: float, duration_s: float, speed: float, end_chain_s: float) -> float:
+    """When a pod should end, on the replay's clock: so that its quota comes back duration / speed after
+    the admission, it ends the end of the chain (pods' end to quota released) before that."""
+    return admitted_s + duration_s / speed - end_chain_s
 
 
 class OverheadEstimate:
-    """The overhead per job the replay subtracts from the next pods it creates: the median of the last
-    WINDOW overheads measured in this run, or of the calibration before any was. Measurements arrive on
-    the watch's thread while the submitter reads it: both under one lock."""
+    """What the replay takes off the next pods' run (the end of the chain): the median of the last WINDOW
+    measured in this run, or of the calibration before any was. Measurements arrive on the watch's thread
+    while the pods' end times are set on others: both under one lock."""
 
     def __init__(self, calibration: Iterable[float], window: int = WINDOW):
         self.calibration = [max(0.0, x) for x in calibration]

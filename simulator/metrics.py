@@ -288,6 +288,8 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             "kueue_reaction_p95_s": _r(percentile(run.handoff, 0.95)),
             "reactions": len(run.handoff),
             "kueue_reaction_max_s": _r(max(run.handoff, default=None)),
+            "kueue_admission_p50_s": _r(percentile(run.admission, 0.5)),
+            "kueue_admission_max_s": _r(max(run.admission, default=None)),
             "resolution_trace_s": _r((percentile(run.handoff, 0.5) or 0) * run.speed),
             "overhead": overhead(run, plan, ivs),
         },
@@ -305,7 +307,7 @@ def overhead(run: Run, plan: Plan, ivs: list[Interval] | None = None) -> dict[st
     """The simulator's own time per job, what the correction did with it and the error that remains, from
     the run's timings (wall seconds) of the runs that ended by themselves."""
     timings = run.timings
-    per_job = [t.overhead_s for t in timings]
+    per_job = [t.overhead_s for t in timings if t.overhead_s is not None]
     starts = [t.running - t.admitted for t in timings if t.running is not None]
     ends = [t.finished - t.ended for t in timings if t.ended is not None]
     residual = [abs(t.residual_s) for t in timings]

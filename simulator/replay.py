@@ -1,31 +1,36 @@
 """Replay a trace on a live local cluster: submit each job at its (compressed) time, watch what Kueue does.
 
 Time runs `speed` times faster than the trace: a job submitted at trace second s is created at wall second
-s / speed after the start, and its pods run duration / speed (KWOK's duration annotation, in
-milliseconds). Every observation is converted back to trace seconds, so the report speaks the trace's
-time. The replay stops at the trace's horizon; what still runs or waits then is reported as such.
+s / speed after the start, and its pods run duration / speed (KWOK's duration annotation). Every
+observation is converted back to trace seconds, so the report speaks the trace's time. The replay stops at
+the trace's horizon; what still runs or waits then is reported as such.
 
 What is recorded, per job, from a watch on Workloads (client clock): submission, each admission (flavor,
 units), each eviction (preemption with Kueue's reason, or a pods-ready timeout), the finish (succeeded or
 failed). Kueue's reaction time (a workload admitted after the capacity it needed was freed) is kept as
 the simulator's own resolution.
 
-The simulator's own chain around every run (admission to pods Running, pods' end to quota released: a
-couple of wall seconds, times the speed in trace time) is measured and taken out (simulator/fidelity.py):
-before the replay a few probe jobs measure it on the idle cluster; during it each finished job's
-admission-to-release time less its pod's run time is one more measurement, and every pod runs its
-compressed duration less the median of the latest. A watch on pods times each job's pods (Running, ended)
-on the same clock, for the report's breakdown of that overhead.
+The simulator's own chain around every run (admission to pods Running, pods' end to quota released:
+seconds of wall time, times the speed in trace time; issue 30) is measured and taken out
+(simulator/fidelity.py). A watch on pods stamps each pod Running and ended on the same clock, and gives
+each new pod of a job an end time: its admission plus the compressed duration, less the end of the chain
+as measured so far (KWOK's duration annotation also takes an RFC 3339 time and waits until then,
+sigs.k8s.io/kwok v0.8.0 pkg/utils/lifecycle/value_duration_from.go; a changed pod is matched against its
+Stages again and the pending delay replaced, pkg/kwok/controllers/pod_controller.go addStageJob). So the
+start of the chain, however long it took, is inside the run, and the quota comes back when the trace says.
+Before the replay a few probe jobs measure the whole chain on the idle cluster: what a real cluster adds.
 """
 
 from __future__ import annotations
 
+import queue
 import statistics
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any, Callable
 
 from gpu_platform import conventions as cv
@@ -33,12 +38,17 @@ from gpu_platform.jobs import JobRequest, job
 from gpu_platform.plan import Plan
 from localcluster.api import WORKLOADS, ApiError, Client, path_of
 
-from .fidelity import OverheadEstimate, pod_run_seconds
+from .fidelity import OverheadEstimate, end_time
 from .trace import TraceJob
 
 NAME_PREFIX = "j"
 SUBMITTERS = 4
 PODS = "/api/v1/pods"
+# Pods are given their end time by this many threads, off the watch's thread (a PATCH each).
+PATCHERS = 2
+# A pod seen before its workload's admission (two watches, no order between them) waits this long for it;
+# then its own first sighting stands in for the admission (a little late, never early).
+ADMISSION_WAIT_S = 2.0
 # Calibration: this many one-unit probe jobs, each running PROBE_RUN_S, before the replay's clock starts.
 # Named apart from trace jobs (PROBE_PREFIX), so nothing of theirs reaches the report's events.
 PROBE_PREFIX = "sim-probe-"
@@ -75,21 +85,22 @@ class Timing:
     """One run that ended by itself (succeeded or failed), in wall seconds of the replay's clock."""
     job: int
     admitted: float
-    finished: float            # Kueue's Finished seen: the quota is back
-    pod_run_s: float           # what the pods were asked to run (KWOK's delay)
-    subtracted_s: float        # compressed duration less pod_run_s: the overhead taken out in advance
+    finished: float                # Kueue's Finished seen: the quota is back
+    compressed_s: float            # what the run should take: the trace's duration / speed
     running: float | None = None   # the job's last pod seen Running
     ended: float | None = None     # the job's last pod seen Succeeded or Failed
 
     @property
-    def overhead_s(self) -> float:
-        """Admission to release beyond the pods' run: the simulator's chain (and KWOK's timer)."""
-        return self.finished - self.admitted - self.pod_run_s
+    def overhead_s(self) -> float | None:
+        """The simulator's chain around the run: admission to pods Running plus pods' end to release."""
+        if self.running is None or self.ended is None:
+            return None
+        return (self.running - self.admitted) + (self.finished - self.ended)
 
     @property
     def residual_s(self) -> float:
-        """What the correction missed: positive, the quota came back that much late (wall seconds)."""
-        return self.overhead_s - self.subtracted_s
+        """What the replay got wrong: the quota came back this much later than the trace says (wall s)."""
+        return self.finished - self.admitted - self.compressed_s
 
 
 @dataclass
@@ -101,9 +112,11 @@ class Run:
     wall_seconds: float = 0.0
     submit_lag: list[float] = field(default_factory=list)      # wall seconds behind schedule, per job
     handoff: list[float] = field(default_factory=list)         # wall seconds: capacity freed -> next admitted
-    corrected: bool = False              # pods shortened by the overhead, runs counted for their trace duration
+    admission: list[float] = field(default_factory=list)       # wall seconds: submitted -> admitted, capacity free
+    corrected: bool = False              # pods end on time; runs counted for their trace duration
     calibration: list[float] = field(default_factory=list)     # probe overheads on the idle cluster, wall s
     timings: list[Timing] = field(default_factory=list)
+    patch_failures: int = 0              # pods whose end time could not be set (they ran duration / speed)
 
     @property
     def added_s(self) -> float:
@@ -112,15 +125,15 @@ class Run:
         return statistics.median(self.calibration) if self.corrected and self.calibration else 0.0
 
 
-def objects_for(plan: Plan, j: TraceJob, index: int, speed: float, overhead_s: float = 0.0,
-                name: str | None = None) -> list[dict[str, Any]]:
-    """The job exactly as `python -m platform_cli job` prints it, with the compressed run time (less the
-    overhead the replay expects around it) and outcome."""
+def objects_for(plan: Plan, j: TraceJob, index: int, speed: float, name: str | None = None) -> list[dict[str, Any]]:
+    """The job exactly as `python -m platform_cli job` prints it, with the compressed run time and outcome.
+    (A corrected replay gives each pod an end time instead; the run time stays as the fallback, never
+    sooner than that end.)"""
     objs = job(plan, JobRequest(team=j.team, pool=j.pool, gpus=j.units, nodes=j.pods, priority=j.priority,
                                 duration=f"{max(1, round(j.duration))}s", name=name or job_name(index)))
     spec = objs[0]["spec"]
     meta = spec["template"]["metadata"]
-    meta["annotations"][cv.SIM_DURATION_ANNOTATION] = f"{run_ms(j.duration, speed, overhead_s)}ms"
+    meta["annotations"][cv.SIM_DURATION_ANNOTATION] = f"{max(1, round(1000 * j.duration / speed))}ms"
     if j.outcome == "failed":
         meta["annotations"][cv.SIM_OUTCOME_ANNOTATION] = cv.SIM_OUTCOME_FAILED
         spec["backoffLimit"] = 0   # one failed run is the trace's failure; Kubernetes would retry it
@@ -130,9 +143,9 @@ def objects_for(plan: Plan, j: TraceJob, index: int, speed: float, overhead_s: f
     return objs
 
 
-def run_ms(duration_s: float, speed: float, overhead_s: float = 0.0) -> int:
-    """KWOK's delay for a pod, in whole milliseconds (at least one)."""
-    return max(1, round(1000 * pod_run_seconds(duration_s, speed, overhead_s)))
+def kwok_time(epoch_s: float) -> str:
+    """An instant as KWOK's duration annotation takes it (Go's time.RFC3339Nano, UTC)."""
+    return datetime.fromtimestamp(epoch_s, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -141,23 +154,30 @@ def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 class _Watcher:
     """Workloads (admissions, evictions, finishes) and pods (Running, ended) as they change, each on a watch
-    of its own, stamped with the replay's wall clock."""
+    of its own, stamped with the replay's wall clock; with `correct`, each new pod of a trace job is given
+    its end time."""
 
-    def __init__(self, client: Client, run: Run, plan: Plan, estimate: OverheadEstimate | None):
+    def __init__(self, client: Client, run: Run, plan: Plan, correct: bool):
         self.client = client
         self.run = run
         self.plan = plan
-        self.estimate = estimate
+        self.correct = correct
+        self.end_chain = OverheadEstimate([])   # pods' end -> quota released, wall s
         self.start = time.perf_counter()
+        self.epoch_offset = time.time() - time.perf_counter()
         self.state: dict[int, str] = {}          # job -> pending | admitted | finished
         self.counts = {"admitted": 0, "finished": 0, "evicted": 0}
         self.last_free: dict[str, float] = {}    # flavor -> wall time capacity was last freed
         self.pending_since: dict[int, float] = {}
         self.admitted_at: dict[int, float] = {}  # job -> wall time of its latest admission
-        self.pod_run: dict[int, tuple[float, float]] = {}   # job -> (pod run, overhead subtracted), wall s
+        self.evicted_at: dict[int, float] = {}   # job -> wall time of its latest eviction
+        self.compressed: dict[int, float] = {}   # job -> its run in wall seconds
+        self.last_ended: dict[int, float] = {}   # job -> wall time a pod of it was last seen ended
         self.probe_timings: list[Timing] = []
         self.pod_running: dict[str, tuple[int, float]] = {}  # pod uid -> (job, first seen Running)
         self.pod_ended: dict[str, tuple[int, float]] = {}    # pod uid -> (job, first seen Succeeded/Failed)
+        self.pods_seen: set[str] = set()
+        self.patches: queue.Queue[tuple[str, str, int, float] | None] = queue.Queue()
         self._stop = threading.Event()
         self.lock = threading.Lock()
         self.threads = []
@@ -166,9 +186,17 @@ class _Watcher:
             thread = threading.Thread(target=self._loop, args=(path, handle, rv), daemon=True)
             thread.start()
             self.threads.append(thread)
+        for _ in range(PATCHERS if correct else 0):
+            thread = threading.Thread(target=self._patcher, daemon=True)
+            thread.start()
+            self.threads.append(thread)
 
     def clock(self) -> float:
         return time.perf_counter() - self.start
+
+    def epoch(self, t: float) -> float:
+        """The Unix time of a reading of clock()."""
+        return self.start + t + self.epoch_offset
 
     def _record(self, kind: str, index: int, **kw: Any) -> None:
         with self.lock:
@@ -204,13 +232,13 @@ class _Watcher:
             flavor, units = self._assignment(obj)
             reason = c["Finished"].get("reason", "")
             self.state[index] = "finished"
-            if index in self.admitted_at and index in self.pod_run:
-                pod_run, subtracted = self.pod_run[index]
-                timing = Timing(index, self.admitted_at[index], now, pod_run, subtracted)
+            if index in self.admitted_at and index in self.compressed:
+                timing = Timing(index, self.admitted_at[index], now, self.compressed[index])
                 with self.lock:
                     (self.run.timings if trace_job else self.probe_timings).append(timing)
-                if self.estimate is not None:
-                    self.estimate.add(timing.overhead_s)
+                    ended = self.last_ended.get(index)
+                if ended is not None and ended >= timing.admitted:
+                    self.end_chain.add(now - ended)
             if not trace_job:
                 return
             self._record("finished", index, flavor=flavor, units=units, reason=reason)
@@ -229,8 +257,11 @@ class _Watcher:
             since = self.pending_since.get(index, now)
             if freed is not None and freed >= since:
                 self.run.handoff.append(now - freed)
+            else:   # nothing was freed while it waited: Kueue's own time to admit it (a burst queues)
+                self.run.admission.append(now - since)
         elif not admitted and not finished and before == "admitted":
             self.state[index] = "pending"
+            self.evicted_at[index] = now
             if not trace_job:
                 return
             evicted = c.get("Evicted", {})
@@ -248,15 +279,57 @@ class _Watcher:
         index = self._job_of(obj)
         if index is None:
             return
-        uid = obj["metadata"].get("uid", obj["metadata"].get("name", ""))
+        meta = obj["metadata"]
+        uid = meta.get("uid", meta.get("name", ""))
         phase = obj.get("status", {}).get("phase")
         now = self.clock()
+        new = False
         with self.lock:
+            if uid not in self.pods_seen:
+                self.pods_seen.add(uid)
+                new = not meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed")
             if phase == "Running" and uid not in self.pod_running:
                 self.pod_running[uid] = (index, now)
             elif phase in ("Succeeded", "Failed") and uid not in self.pod_ended:
                 self.pod_ended[uid] = (index, now)
                 self.pod_running.setdefault(uid, (index, now))
+                self.last_ended[index] = max(now, self.last_ended.get(index, now))
+        if new and self.correct and index >= 0:
+            self.patches.put((meta["namespace"], meta["name"], index, now))
+
+    def end_of(self, index: int, seen: float) -> float:
+        """When a pod of the job should end (clock): its admission plus the compressed run, less the end of
+        the chain as measured so far. A pod can be seen before its workload's admission is: wait a little
+        for it, then take the pod's sighting (later than the admission, so the run is never cut short)."""
+        deadline = time.monotonic() + ADMISSION_WAIT_S
+        while True:
+            admitted = self.admitted_at.get(index)
+            if (self.state.get(index) in ("admitted", "finished") and admitted is not None
+                    and admitted > self.evicted_at.get(index, -1.0)):
+                break
+            if time.monotonic() > deadline or self._stop.is_set():
+                admitted = seen
+                break
+            time.sleep(0.02)
+        return end_time(admitted, self.run.jobs[index].duration, self.run.speed, self.end_chain.value())
+
+    def _patcher(self) -> None:
+        while True:
+            item = self.patches.get()
+            if item is None:
+                return
+            namespace, name, index, seen = item
+            body = {"metadata": {"annotations": {cv.SIM_DURATION_ANNOTATION: kwok_time(self.epoch(self.end_of(index, seen)))}}}
+            try:
+                self.client.request("PATCH", f"/api/v1/namespaces/{namespace}/pods/{name}", body,
+                                    content_type="application/merge-patch+json")
+            except ApiError as err:
+                if err.status != 404:   # a pod already gone needs no end
+                    with self.lock:
+                        self.run.patch_failures += 1
+            except OSError:
+                with self.lock:
+                    self.run.patch_failures += 1
 
     def _loop(self, path: str, handle: Callable[[dict[str, Any]], None], rv: str) -> None:
         while not self._stop.is_set():
@@ -276,17 +349,22 @@ class _Watcher:
 
     def attach_pods(self, timings: list[Timing]) -> None:
         """Each timed run's last pod Running and last pod ended, from the pods watched since its admission."""
+        running: dict[int, list[float]] = {}
+        ended: dict[int, list[float]] = {}
         with self.lock:
-            running = [(job, t) for job, t in self.pod_running.values()]
-            ended = [(job, t) for job, t in self.pod_ended.values()]
+            for seen, by_job in ((self.pod_running, running), (self.pod_ended, ended)):
+                for job_index, t in seen.values():
+                    by_job.setdefault(job_index, []).append(t)
         for timing in timings:
-            r = [t for job, t in running if job == timing.job and t >= timing.admitted]
-            e = [t for job, t in ended if job == timing.job and t >= timing.admitted]
+            r = [t for t in running.get(timing.job, []) if t >= timing.admitted]
+            e = [t for t in ended.get(timing.job, []) if t >= timing.admitted]
             timing.running = max(r) if r else None
             timing.ended = max(e) if e else None
 
     def stop(self) -> None:
         self._stop.set()
+        for _ in range(PATCHERS):
+            self.patches.put(None)
 
 
 def _probe_target(plan: Plan) -> tuple[str, str, int] | None:
@@ -298,9 +376,9 @@ def _probe_target(plan: Plan) -> tuple[str, str, int] | None:
 
 
 def calibrate(client: Client, plan: Plan, watcher: _Watcher) -> list[float]:
-    """The simulator's own overhead per job on the idle cluster, wall seconds: a few one-unit probe jobs
-    of PROBE_RUN_S each, admission to release less their run. They are deleted afterwards (finished, they
-    hold no quota); a cluster whose probes do not finish in PROBE_TIMEOUT_S yields no calibration."""
+    """The simulator's whole chain per job on the idle cluster, wall seconds: a few one-unit probe jobs of
+    PROBE_RUN_S each (given no end time), admission to release less their run. They are deleted afterwards
+    (finished, they hold no quota); a cluster whose probes do not finish in PROBE_TIMEOUT_S yields none."""
     target = _probe_target(plan)
     if target is None:
         return []
@@ -309,7 +387,7 @@ def calibrate(client: Client, plan: Plan, watcher: _Watcher) -> list[float]:
     for k in range(count):
         index = -1 - k
         probe = TraceJob(0, 0.0, team, pool, 1, 1, PROBE_RUN_S)
-        watcher.pod_run[index] = (PROBE_RUN_S, 0.0)
+        watcher.compressed[index] = PROBE_RUN_S
         for obj in reversed(objects_for(plan, probe, index, 1.0, name=f"{PROBE_PREFIX}{k}")):
             plural = "services" if obj["kind"] == "Service" else "jobs"
             client.create(path_of(obj, plural), obj)
@@ -323,17 +401,16 @@ def calibrate(client: Client, plan: Plan, watcher: _Watcher) -> list[float]:
         except ApiError as err:
             if err.status != 404:
                 raise
-    return [t.overhead_s for t in watcher.probe_timings]
+    return [t.residual_s for t in watcher.probe_timings]
 
 
 def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horizon: float,
            progress: Callable[[str], None] | None = None, correct: bool = True) -> Run:
     """Submit every job due before the horizon at its time and watch until the horizon. With `correct`
-    (the default) the simulator's own overhead is measured first and taken out of every pod's run."""
+    (the default) the simulator's own chain is measured first and every pod ends on the trace's time."""
     run = Run(jobs=jobs, speed=speed, horizon=horizon, corrected=correct)
-    estimate = OverheadEstimate([]) if correct else None
-    watcher = _Watcher(client, run, plan, estimate)
-    if correct:   # the probes' overheads are the estimate's first measurements (the watcher adds them)
+    watcher = _Watcher(client, run, plan, correct)
+    if correct:   # the probes' ends are the end-of-chain estimate's first measurements
         run.calibration = calibrate(client, plan, watcher)
     watcher.start = time.perf_counter()
     clock = watcher.clock
@@ -354,10 +431,10 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     reporter.start()
     errors: list[BaseException] = []
 
-    def submit(i: int, j: TraceJob, overhead: float) -> None:
+    def submit(i: int, j: TraceJob) -> None:
         nonlocal submitted
         try:
-            for obj in reversed(objects_for(plan, j, i, speed, overhead)):   # the Service before its Job
+            for obj in reversed(objects_for(plan, j, i, speed)):   # the Service before its Job
                 plural = "services" if obj["kind"] == "Service" else "jobs"
                 client.create(path_of(obj, plural), obj)
         except BaseException as err:  # reported after the replay, with the job that failed
@@ -373,14 +450,12 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
             if wait > 0:
                 time.sleep(wait)
             run.submit_lag.append(max(0.0, -wait))
-            overhead = estimate.value() if estimate is not None else 0.0
-            pod_run = run_ms(j.duration, speed, overhead) / 1000
             # Submitted when sent (before Kueue can have seen it), so a wait is never negative.
             with watcher.lock:
                 run.events.append(Event(clock() * speed, i, "submitted"))
                 watcher.pending_since[i] = clock()
-                watcher.pod_run[i] = (pod_run, j.duration / speed - pod_run)
-            pool.submit(submit, i, j, overhead)
+                watcher.compressed[i] = j.duration / speed
+            pool.submit(submit, i, j)
         pool.shutdown(wait=True)
         if errors:
             raise errors[0]

@@ -58,7 +58,10 @@ def text(r: dict[str, Any], title: str, markdown: bool = False) -> str:
     foot = (f"simulator: {sim['wall_s']} s wall for {sim['compressed_trace_s']} s of compressed trace "
             f"(x{_fmt(sim['wall_over_compressed'])}); Kueue reaction p50/p95 {_fmt(sim['kueue_reaction_p50_s'])}/"
             f"{_fmt(sim['kueue_reaction_p95_s'])} s wall over {sim['reactions']} admissions, "
-            f"a resolution of about {_fmt(sim['resolution_trace_s'])} s of trace time")
+            f"a resolution of about {_fmt(sim['resolution_trace_s'])} s of trace time"
+            + (f"; admission of a job that found room p50/max {_fmt(sim['kueue_admission_p50_s'])}/"
+               f"{_fmt(sim['kueue_admission_max_s'])} s wall (a burst of submissions queues)"
+               if sim.get("kueue_admission_max_s") is not None else ""))
     parts = [head, table(POOL_HEADERS, _pool_rows(r), markdown), table(TEAM_HEADERS, _team_rows(r), markdown), foot]
     if "overhead" in sim:
         parts.append(overhead_text(sim["overhead"], r["speed"], markdown))
@@ -75,11 +78,12 @@ def overhead_text(o: dict[str, Any], speed: float, markdown: bool = False) -> st
                     f"{_fmt(o['admission_to_running_p50_s'])} s, pods' end -> quota released "
                     f"{_fmt(o['end_to_release_p50_s'])} s (p50, {o['runs_timed']} runs)")
     if o["corrected"]:
-        fix = (f"corrected: pods ran their compressed duration less the overhead measured so far (residual p50/p95 "
-               f"{_fmt(o['residual_p50_s'])}/{_fmt(o['residual_p95_s'])} s wall, "
-               f"{_fmt(_times(o['residual_p95_s'], speed))} s of trace time at p95), and each run counts its trace "
-               f"duration plus {_fmt(o['added_per_run_s'])} s (the chain on the idle cluster): "
-               f"{_fmt(o['gpu_hours_counted'])} GPU-h counted for {_fmt(o['gpu_hours_held'])} held in the replay")
+        fix = (f"corrected: each pod ended its compressed duration after the admission, less the end of the chain, "
+               f"so quota came back within {_fmt(o['residual_p50_s'])} s wall of the trace's time (p50; p95 "
+               f"{_fmt(o['residual_p95_s'])} s, {_fmt(_times(o['residual_p95_s'], speed))} s of trace time), and "
+               f"each run counts its trace duration plus {_fmt(o['added_per_run_s'])} s (the chain on the idle "
+               f"cluster): {_fmt(o['gpu_hours_counted'])} GPU-h counted for {_fmt(o['gpu_hours_held'])} held in the "
+               "replay")
     else:
         fix = f"not corrected (--no-correction): {_fmt(o['gpu_hours_held'])} GPU-h as held in the replay"
     trust = (f"{o['untrusted_jobs']} jobs ({o['untrusted_share']:.1%}, {o['untrusted_gpu_hours_share']:.1%} of the "

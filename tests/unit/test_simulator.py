@@ -217,21 +217,24 @@ def test_report_files(tmp_path, sim_plan) -> None:
 # ---- the simulator's own overhead (issue 30): the correction's arithmetic ----------------------------------
 
 
-def test_a_pod_runs_its_compressed_duration_less_the_expected_overhead() -> None:
-    from simulator.fidelity import pod_run_seconds
-    from simulator.replay import run_ms
+def test_a_pod_ends_when_its_quota_should_come_back_less_the_end_of_the_chain() -> None:
+    from simulator.fidelity import end_time
+    from simulator.replay import kwok_time
 
-    # The issue's job: 30 minutes at 30x is 60 s of wall time; the chain around it takes 2.3 s.
-    assert pod_run_seconds(1800, 30, 2.3) == pytest.approx(57.7)
-    assert run_ms(1800, 30, 2.3) == 57700
-    # A 60 s job at 30x (2 s of wall time) cannot be shortened by 2.3 s: it runs the least KWOK allows.
-    assert run_ms(60, 30, 2.3) == 1
-    assert run_ms(3600, 120) == 30000            # uncorrected: exactly duration / speed
+    # The issue's job: 30 minutes at 30x is 60 s of wall time from its admission (at 100 s on the replay's
+    # clock); the quota comes back 1.5 s after the pod ends, so the pod ends at 158.5 s, however long its
+    # start took.
+    assert end_time(100.0, 1800, 30, 1.5) == 158.5
+    # A 60 s job at 30x (2 s of wall time) ends 0.5 s after its admission: if its pod is not Running by
+    # then, it ends as soon as it is (the replay cannot be trusted there).
+    assert end_time(100.0, 60, 30, 1.5) == 100.5
+    # KWOK takes an RFC 3339 time (Go's RFC3339Nano) in the duration annotation and waits until then.
+    assert kwok_time(1_796_083_200.25) == "2026-12-01T00:00:00.250000Z"
 
 
-def test_replayed_pods_are_shortened_by_the_overhead_passed(sim_plan) -> None:
-    job, = objects_for(sim_plan, TraceJob(1, 0.0, "solo", "fill", 8, 1, 1800.0), 7, speed=30, overhead_s=2.3)
-    assert job["spec"]["template"]["metadata"]["annotations"]["sim.gpu-platform.io/duration"] == "57700ms"
+def test_replayed_pods_run_the_compressed_duration_until_given_an_end(sim_plan) -> None:
+    job, = objects_for(sim_plan, TraceJob(1, 0.0, "solo", "fill", 8, 1, 1800.0), 7, speed=30)
+    assert job["spec"]["template"]["metadata"]["annotations"]["sim.gpu-platform.io/duration"] == "60000ms"
 
 
 def test_the_overhead_estimate_is_the_median_of_the_latest_measurements() -> None:
@@ -249,17 +252,17 @@ def test_the_overhead_estimate_is_the_median_of_the_latest_measurements() -> Non
     assert OverheadEstimate([]).value() == 0.0
 
 
-def test_jobs_shorter_than_three_overheads_in_trace_time_are_untrusted() -> None:
+def test_jobs_shorter_than_two_chains_in_trace_time_are_untrusted() -> None:
     from simulator.fidelity import fastest_trusted_speed, untrusted
 
-    # 3 x 2 s x 30 = 180 s of trace time
-    assert untrusted([60, 179, 180, 1800], overhead_s=2.0, speed=30) == [True, True, False, False]
+    # 2 x 2 s x 30 = 120 s of trace time
+    assert untrusted([60, 119, 120, 1800], overhead_s=2.0, speed=30) == [True, True, False, False]
     # At 1x the simulator's chain is the chain a real cluster runs: nothing is a multiple of it.
     assert untrusted([1, 60], overhead_s=2.0, speed=1) == [False, False]
     durations = [60] * 2 + [600] * 8
-    # At most 10% (one job) may be untrusted: the second-shortest, 60 s, must be >= 3 x 2 s x speed.
-    assert fastest_trusted_speed(durations, 2.0, share=0.1) == 10.0
-    assert fastest_trusted_speed(durations, 2.0, share=0.2) == 100.0
+    # At most 10% (one job) may be untrusted: the second-shortest, 60 s, must be >= 2 x 2 s x speed.
+    assert fastest_trusted_speed(durations, 2.0, share=0.1) == 15.0
+    assert fastest_trusted_speed(durations, 2.0, share=0.2) == 150.0
     assert fastest_trusted_speed([1, 1, 1], 2.0) == 1.0        # never below real time
     assert fastest_trusted_speed([], 2.0) == float("inf")
 
@@ -270,11 +273,11 @@ def test_the_default_speed_is_lowered_for_short_jobs_or_warns() -> None:
     eight_hours = 8 * 3600.0
     # Long jobs: the horizon in 360 s (80x), as before.
     assert default_speed([3600.0] * 20, eight_hours, 360, 600, overhead_s=2.3) == (80.0, None)
-    # 400 s jobs: trusted up to 400 / 6.9 = 57.97x, within the 600 s budget's 48x: lowered.
-    speed, note = default_speed([400.0] * 20, eight_hours, 360, 600, overhead_s=2.3)
-    assert speed == 57.9 and note.startswith("speed 57.9x instead of 80x: at 80x 100% of the jobs")
-    # 300 s jobs need 43.4x, below the budget's 48x: the target speed, and a warning naming 43.4.
+    # 300 s jobs: trusted up to 300 / (2 x 2.3) = 65.2x, within the 600 s budget's 48x: lowered.
     speed, note = default_speed([300.0] * 20, eight_hours, 360, 600, overhead_s=2.3)
+    assert speed == 65.2 and note.startswith("speed 65.2x instead of 80x: at 80x 100% of the jobs")
+    # 200 s jobs need 43.4x, below the budget's 48x: the target speed, and a warning naming 43.4.
+    speed, note = default_speed([200.0] * 20, eight_hours, 360, 600, overhead_s=2.3)
     assert speed == 80.0 and note.startswith("warning: at 80x 100% of the jobs") and "--speed 43.4 " in note
 
 
@@ -289,9 +292,9 @@ def _timed_run(jobs: list[TraceJob], finish_after: float, speed: float, correcte
         start = (i // 2) * finish_after
         run.events += [Event(0.0, i, "submitted"), Event(start, i, "admitted", "fill", 8),
                        Event(start + finish_after, i, "finished", "fill", 8, "Succeeded")]
-        # wall seconds: pods asked to run 60 s (uncorrected) and released 2.3 s after
+        # wall seconds: Running 1 s after the admission, 60 s of run, the quota back 1.3 s after
         a = start / speed
-        run.timings.append(Timing(i, a, a + finish_after / speed, 60.0, 0.0, running=a + 1.0, ended=a + 61.2))
+        run.timings.append(Timing(i, a, a + finish_after / speed, 60.0, running=a + 1.0, ended=a + 61.0))
     run.events.sort(key=lambda e: e.t)
     return run
 
@@ -308,8 +311,8 @@ def test_gpu_hours_count_the_trace_duration_not_the_simulators_overhead_times_th
     o = after["simulator"]["overhead"]
     assert (o["gpu_hours_held"], o["gpu_hours_counted"], o["added_per_run_s"]) == (33.23, 32.04, 2.0)
     assert (o["per_job_p50_s"], o["per_job_trace_s"]) == (2.3, 69.0)
-    assert (o["admission_to_running_p50_s"], o["end_to_release_p50_s"]) == (1.0, 1.1)
-    # No pod was shortened in this run: everything measured is left over.
+    assert (o["admission_to_running_p50_s"], o["end_to_release_p50_s"]) == (1.0, 1.3)
+    # No pod was given an end in this run: the quota came back the whole chain late.
     assert o["residual_p95_s"] == 2.3
     # Nothing exceeds the pool: 100% while saturated, not more.
     assert after["pools"]["fill"]["utilization_saturated"] <= 1.0
@@ -334,16 +337,17 @@ def test_the_report_warns_when_short_jobs_cannot_be_replayed_at_the_speed(sim_pl
     from simulator import report
     from simulator.replay import Timing
 
-    # The synthetic profile's median job (206 s) at 80x, with the issue's 2.3 s overhead: 3 x 2.3 x 80 =
-    # 552 s of trace time, so all ten are untrusted; 206 / 6.9 = 29.86x would trust them.
+    # The synthetic profile's median job (206 s) at 80x, with the issue's 2.3 s chain (1 s to Running, 1.3 s
+    # from the pod's end): 2 x 2.3 x 80 = 368 s of trace time, so all ten are untrusted; 206 / 4.6 = 44.8x
+    # would trust them.
     jobs = [TraceJob(i, 0.0, "solo", "fill", 1, 1, 206.0) for i in range(10)]
     run = Run(jobs=jobs, speed=80, horizon=3600, corrected=True, calibration=[2.0])
     run.events = [Event(0.0, i, "submitted") for i in range(10)]
-    run.timings = [Timing(0, 0.0, 2.575 + 2.3, 2.575, 0.0)]
+    run.timings = [Timing(0, 0.0, 2.575 + 2.3, 2.575, running=1.0, ended=2.575 + 1.0)]
     o = compute(run, sim_plan)["simulator"]["overhead"]
     assert (o["untrusted_jobs"], o["untrusted_share"], o["untrusted_below_trace_s"], o["speed_to_trust"]) == \
-        (10, 1.0, 552.0, 29.8)
-    assert o["warning"].startswith("100% of the jobs run shorter than 3x the simulator's own 2.30 s per job")
-    assert "--speed 29.8 would keep them under 10%" in o["warning"]
+        (10, 1.0, 368.0, 44.7)
+    assert o["warning"].startswith("100% of the jobs run shorter than 2x the simulator's own 2.30 s per job")
+    assert "--speed 44.7 would keep them under 10%" in o["warning"]
     text = report.overhead_text(o, 80)
     assert "184.00 s of trace time at 80x" in text and "warning: 100% of the jobs" in text
