@@ -485,9 +485,9 @@ SIM_OUTCOME_FAILED = "failed"
 # ... and, set to "true", never becomes Ready (an image that never pulls, a node that never joins): the
 # all-or-nothing (waitForPodsReady) path.
 SIM_NEVER_READY_ANNOTATION = f"sim.{PREFIX}/never-ready"
-# A simulated node with this annotation set to "true" has a failed kubelet: KWOK neither heartbeats it nor
-# sets it Ready again, so a Ready=False (or Unknown) its status is given stays, and the node lifecycle
-# controller acts on it as on a real NotReady node. Its pods are still played (deleted when evicted).
+# A simulated node with this annotation set to "true" has failed: KWOK reports it NotReady (Ready False)
+# until the annotation goes, and the node lifecycle controller acts on it as on a real NotReady node. Its
+# pods are still played (deleted when evicted).
 SIM_NODE_FAILED_ANNOTATION = f"sim.{PREFIX}/node-failed"
 
 # Security (issue 18): image provenance, job cleanup and identity.

@@ -33,6 +33,22 @@ DEFAULT_IMAGE = "busybox:1.37"
 DEFAULT_DURATION = "10m"
 # Shared memory for NCCL and data loaders (the container runtime's default /dev/shm is 64 MiB).
 SHM_VOLUME = "dshm"
+# The template's one container: the podFailurePolicy's exit-code rules name it.
+CONTAINER_NAME = "main"
+# How long a pod stays bound to a node that stopped reporting (NotReady) or cannot be reached before it is
+# evicted: Kubernetes' DefaultTolerationSeconds gives 300 s (admission plugin), which leaves a whole gang's
+# GPUs waiting five minutes on one dead node. The node is first given the node lifecycle controller's grace
+# period (node-monitor-grace-period, 50 s) to report again; a minute more and its pods go (taint-based
+# evictions, kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration), which Kueue then sees.
+NODE_LOST_TOLERATION_SECONDS = 60
+NODE_LOST_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+# A container stopped with SIGTERM exits 128 + 15: the platform stopped it (Kueue suspending the Job to evict
+# or preempt it, a node drained), not the application failing.
+SIGTERM_EXIT_CODE = 143
+# Pod conditions of a pod lost to its node: Kubernetes' own (kubernetes.io/docs/concepts/workloads/pods/
+# disruptions, "Pod disruption conditions") and the one Kueue sets on a pod it fails because its assigned
+# node failed (kueue v0.19.2 pkg/controller/tas/node_controller.go podTerminatedByKueueConditionType).
+NODE_LOST_POD_CONDITIONS = ("DisruptionTarget", "TerminatedByKueue")
 DURATION = re.compile(r"^(\d+)(s|m|h)$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600}
 
@@ -152,6 +168,40 @@ def resources(pool: PoolPlan, units: int) -> dict[str, dict[str, str]]:
     return {"limits": limits, "requests": {"cpu": limits["cpu"], "memory": limits["memory"]}}
 
 
+def node_lost_tolerations() -> list[dict[str, Any]]:
+    """NoExecute tolerations of a node that stopped reporting, for NODE_LOST_TOLERATION_SECONDS (they replace
+    the 300 s DefaultTolerationSeconds would add)."""
+    return [{"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": NODE_LOST_TOLERATION_SECONDS}
+            for key in NODE_LOST_TAINTS]
+
+
+def pod_failure_policy() -> dict[str, Any]:
+    """What a pod's end means for the Job (batch/v1 podFailurePolicy; it requires restartPolicy Never, which
+    the template sets). Rules are tried in order, the first match decides (kubernetes.io/docs/concepts/
+    workloads/controllers/job, "Pod failure policy"):
+
+    - a pod lost to its node or to an eviction (condition DisruptionTarget: the taint manager evicting it
+      from a NotReady node, pod garbage collection after the node was deleted, a drain, kube-scheduler
+      preemption) is not the job's failure: Ignore, nothing is counted and the pod is replaced. Nor is one
+      Kueue failed itself because the node it was placed on had failed before it could start (condition
+      TerminatedByKueue: a replacement pod pinned to the failed node while Kueue was still choosing another,
+      kueue v0.19.2 pkg/controller/tas/node_controller.go markPodsFailed); counted, it would fail a
+      multi-node job (backoffLimit 0) that Kueue is about to move or requeue;
+    - a container stopped with SIGTERM (exit 143) was stopped by the platform, most often Kueue suspending
+      the Job to evict or preempt it; that adds no DisruptionTarget condition (kubernetes-sigs/jobset#1117),
+      and counting it would fail a multi-node job (backoffLimit 0) every time Kueue requeues it: Ignore;
+    - any other non-zero exit of the application is the application's failure: FailJob, at once, instead of
+      rerunning a broken job on scarce GPUs (or having Kueue requeue it forever).
+
+    Anything else (a pod the kubelet rejected, a container killed with 137) counts against backoffLimit."""
+    return {"rules": [
+        {"action": "Ignore", "onPodConditions": [{"type": cond, "status": "True"} for cond in NODE_LOST_POD_CONDITIONS]},
+        {"action": "Ignore", "onExitCodes": {"containerName": CONTAINER_NAME, "operator": "In",
+                                             "values": [SIGTERM_EXIT_CODE]}},
+        {"action": "FailJob", "onExitCodes": {"containerName": CONTAINER_NAME, "operator": "NotIn", "values": [0]}},
+    ]}
+
+
 def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
     """The Job (and, for a multi-node job, the headless Service its pods find each other through)."""
     team, pool, namespace = check(plan, req)
@@ -169,7 +219,7 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
     pod_labels = {cv.TEAM: team.name, cv.COST_CENTER: team.cost_center, cv.POOL: pool.name,
                   cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME}
     container: dict[str, Any] = {
-        "name": "main",
+        "name": CONTAINER_NAME,
         "image": req.image or DEFAULT_IMAGE,
         "resources": resources(pool, req.gpus),
         "volumeMounts": [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}],
@@ -187,7 +237,7 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
         "nodeSelector": {cv.POOL: pool.name},
         # The GPU toleration is the template's own: Kueue gives a pool's flavor only to pod sets that carry
         # it (conventions.GPU_TOLERATION); the workload taint's toleration it adds from the flavor.
-        "tolerations": [dict(cv.GPU_TOLERATION)],
+        "tolerations": [dict(cv.GPU_TOLERATION), *node_lost_tolerations()],
         "containers": [container],
         "volumes": [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}],
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
@@ -215,6 +265,7 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
         "parallelism": req.nodes,
         "completions": req.nodes,
         "backoffLimit": 0 if req.nodes > 1 else 3,
+        "podFailurePolicy": pod_failure_policy(),
         "ttlSecondsAfterFinished": plan.job_ttl_seconds,
         "template": {
             "metadata": {"labels": pod_labels, "annotations": pod_annotations},

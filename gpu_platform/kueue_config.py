@@ -2,9 +2,10 @@
 
 One function produces the Configuration both places run: the chart on a real cluster (as its
 `managerConfig.controllerManagerConfigYaml`) and the Kueue host process of the live local cluster. The
-local cluster may change only how the process listens and finds its certificates (`LOCAL_ONLY_KEYS`),
-never a queueing decision: fair sharing, waitForPodsReady, integrations, preemption and resources are the
-production values (a test compares the two).
+local cluster may change only how the process listens and finds its certificates (`LOCAL_ONLY_KEYS`) and,
+for tests, how long waitForPodsReady waits (`LOCAL_ONLY_PATHS`), never a queueing decision: fair sharing,
+the requeue limit, integrations, the failed-node gates, preemption and resources are the production values
+(a test compares the two).
 
 Field names are those of Kueue 0.19 (`config.kueue.x-k8s.io/v1beta2`, apis/config/v1beta2/
 configuration_types.go, and the chart's charts/kueue/values.yaml, both at tag v0.19.2 of
@@ -19,6 +20,7 @@ from typing import Any
 import yaml
 
 from . import conventions as cv
+from .jobs import duration_seconds
 from .plan import Plan
 
 # The released chart (hack/helm-chart-package.sh of the release: charts are pushed to
@@ -53,13 +55,41 @@ CHART_CONTROLLER_DEFAULTS: dict[str, Any] = {
 # All-or-nothing admission for distributed jobs (waitForPodsReady; in the v1beta2 Configuration it is
 # on when present, there is no `enable`). A job whose pods are not all Ready within the timeout gives its
 # quota back and is requeued with exponential backoff; 30m is Kueue's default and leaves room for a GPU
-# node to boot and pull a large training image. After BACKOFF_LIMIT requeues the workload is deactivated
-# instead of cycling forever.
+# node to boot and pull a large training image. A running job that loses a pod (its node failed) and is
+# not whole again within the recovery timeout is stopped the same way: all its pods go, its quota is given
+# back and it is requeued (Kueue v0.19.2 pkg/controller/core/workload_controller.go reconcileNotReadyTimeout,
+# underlying cause WaitForRecovery). After the plan's requeue limit (addons.kueue.requeueLimit; Kueue counts
+# these evictions over the workload's life, pkg/workload/workload.go UpdateRequeueState) the workload is
+# deactivated instead of cycling forever.
 WAIT_FOR_PODS_READY_TIMEOUT = "30m"
 WAIT_FOR_PODS_READY_RECOVERY_TIMEOUT = "15m"
-REQUEUE_BACKOFF_LIMIT = 10
 REQUEUE_BACKOFF_BASE_SECONDS = 60
 REQUEUE_BACKOFF_MAX_SECONDS = 3600
+
+# What Kueue does when a node of a topology-aware flavor fails (pkg/controller/tas/node_controller.go, Kueue
+# v0.19.2); every gate exists there (pkg/features/kube_features.go) and is Beta, on by default since 0.14 or
+# 0.17. They are set explicitly because the platform's promise rests on them: a Beta default can change in a
+# release, and the Configuration is the one place the behaviour is written down.
+# - TASFailedNodeReplacement: a deleted node, or a NotReady one (below), is recorded in the workload's
+#   status.unhealthyNodes, and the scheduler looks for a replacement node for the pods it held.
+# - TASFailedNodeReplacementFailFast: when there is none at the first attempt, the whole workload is evicted
+#   at once (reason NodeFailures, "Workload was evicted as there was no replacement for unhealthy node(s):
+#   <node>", pkg/scheduler/scheduler.go evictWorkloadAfterFailedTASReplacement) and requeued without backoff
+#   (pkg/controller/jobframework/reconciler.go: Requeued=True for NodeFailures), keeping its priority;
+#   a second failed node evicts it too ("multiple TAS assigned node failures, including: ...").
+# - TASReplaceNodeOnPodTermination: a NotReady node counts as failed once the workload's pods on it have
+#   terminated (taint eviction after the template's not-ready toleration), not while a brief NotReady
+#   leaves them running.
+# - TASReplaceNodeOnNodeTaints: a node that gains a NoSchedule/NoExecute taint the pods do not tolerate
+#   (a cordon before repair) counts as failed the same way.
+# Not set: TASReplaceNodeDueToNotReadyOverFixedTime (Deprecated in 0.19, off), FailureRecoveryPolicy (Alpha:
+# force-deletes pods stuck terminating on unreachable nodes, opt-in per pod).
+TAS_NODE_FAILURE_GATES: dict[str, bool] = {
+    "TASFailedNodeReplacement": True,
+    "TASFailedNodeReplacementFailFast": True,
+    "TASReplaceNodeOnPodTermination": True,
+    "TASReplaceNodeOnNodeTaints": True,
+}
 # Fair sharing is on when `fairSharing` is present; these two strategies, in this order, are the
 # complete set Kueue accepts (pkg/config/validation.go validStrategySets) and its documented default.
 FAIR_SHARING_PREEMPTION_STRATEGIES: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
@@ -81,10 +111,20 @@ INTERNAL_CERT_MANAGEMENT: dict[str, Any] = {
 # The only top-level keys the local cluster's Kueue process may set differently from production: where
 # it listens (loopback ports chosen per cluster, so two clusters and a user's can run side by side),
 # where its webhook certificate lives (a file, not a mounted Secret), leader election (one process;
-# a restart must not wait out a lease), waitForPodsReady.timeout and multiKueue.workerLostTimeout (tests
-# use seconds, not 30m and 15m).
+# a restart must not wait out a lease), the waits of waitForPodsReady and multiKueue.workerLostTimeout
+# (tests use seconds, not 30m and 15m), and the VisibilityOnDemand gate (off: its server reads a
+# certificate at the fixed path /visibility, which a host process does not have). Kueue takes feature
+# gates from the command line or from the Configuration, never both ("feature gates for CLI and
+# configuration cannot both specified", pkg/config/validation.go LoadAndValidateFeatureGates), so the
+# local process gets that one here too.
 LOCAL_ONLY_KEYS: tuple[str, ...] = ("health", "metrics", "webhook", "leaderElection")
-LOCAL_ONLY_PATHS: tuple[tuple[str, ...], ...] = (("waitForPodsReady", "timeout"), ("multiKueue", "workerLostTimeout"))
+LOCAL_ONLY_PATHS: tuple[tuple[str, ...], ...] = (
+    ("waitForPodsReady", "timeout"),
+    ("waitForPodsReady", "recoveryTimeout"),
+    ("waitForPodsReady", "requeuingStrategy", "backoffBaseSeconds"),
+    ("multiKueue", "workerLostTimeout"),
+    ("featureGates", "VisibilityOnDemand"),
+)
 
 
 def controller_config(plan: Plan) -> dict[str, Any]:
@@ -109,7 +149,7 @@ def controller_config(plan: Plan) -> dict[str, Any]:
         "blockAdmission": False,
         "requeuingStrategy": {
             "timestamp": "Eviction",
-            "backoffLimitCount": REQUEUE_BACKOFF_LIMIT,
+            "backoffLimitCount": plan.kueue_requeue_limit,
             "backoffBaseSeconds": REQUEUE_BACKOFF_BASE_SECONDS,
             "backoffMaxSeconds": REQUEUE_BACKOFF_MAX_SECONDS,
         },
@@ -118,13 +158,14 @@ def controller_config(plan: Plan) -> dict[str, Any]:
     config["fairSharing"] = {"preemptionStrategies": list(FAIR_SHARING_PREEMPTION_STRATEGIES)}
     config["resources"] = {"excludeResourcePrefixes": list(EXCLUDED_RESOURCE_PREFIXES)}
     config["objectRetentionPolicies"] = object_retention_policies(plan)
+    config["featureGates"] = dict(TAS_NODE_FAILURE_GATES)
     return config
 
 
 def object_retention_policies(plan: Plan) -> dict[str, Any]:
     """What Kueue deletes on its own (apis/config/v1beta2/configuration_types.go, ObjectRetentionPolicies).
 
-    `afterDeactivatedByKueue`: a Job Kueue deactivated (requeued REQUEUE_BACKOFF_LIMIT times without its pods
+    `afterDeactivatedByKueue`: a Job Kueue deactivated (requeued the plan's requeue limit times without its pods
     becoming ready) stays suspended and never finishes, so its ttlSecondsAfterFinished never fires; Kueue
     deletes the Job itself (pkg/controller/jobframework/reconciler.go handleWorkloadAfterDeactivatedPolicy)
     after the same time a finished Job is kept. `afterFinished` stays unset: a finished Job's Workload goes
@@ -144,15 +185,24 @@ def local_controller_config(
     worker_lost_timeout: str | None = None,
 ) -> dict[str, Any]:
     """`controller_config` with only the `LOCAL_ONLY_KEYS` (and `LOCAL_ONLY_PATHS`) changed for a host process
-    on loopback: ports, the webhook certificate directory, no leader election, optionally a short
-    waitForPodsReady timeout for tests."""
+    on loopback: ports, the webhook certificate directory, no leader election, the VisibilityOnDemand gate
+    off, optionally short waits for tests. A test's `pods_ready_timeout` shortens every wait of
+    waitForPodsReady at once (the timeout, the recovery timeout after a lost pod, and the base of the requeue
+    backoff), so that a node failure's whole course (eviction, requeue, readmission) fits in a test; the
+    order of events and the requeue limit stay the production ones."""
     config = controller_config(plan)
     config["health"] = {"healthProbeBindAddress": f"127.0.0.1:{health_port}"}
     config["metrics"] = {**config["metrics"], "bindAddress": f"127.0.0.1:{metrics_port}"}
     config["webhook"] = {"host": "127.0.0.1", "port": webhook_port, "certDir": cert_dir}
     config["leaderElection"] = {"leaderElect": False}
+    config["featureGates"] = {**config["featureGates"], "VisibilityOnDemand": False}
     if pods_ready_timeout is not None:
-        config["waitForPodsReady"] = {**config["waitForPodsReady"], "timeout": pods_ready_timeout}
+        strategy = config["waitForPodsReady"]["requeuingStrategy"]
+        config["waitForPodsReady"] = {
+            **config["waitForPodsReady"], "timeout": pods_ready_timeout, "recoveryTimeout": pods_ready_timeout,
+            "requeuingStrategy": {**strategy, "backoffBaseSeconds": min(strategy["backoffBaseSeconds"],
+                                                                        duration_seconds(pods_ready_timeout))},
+        }
     if worker_lost_timeout is not None:
         config["multiKueue"] = {**config.get("multiKueue", {}), "workerLostTimeout": worker_lost_timeout}
     return config

@@ -1,7 +1,18 @@
 """KWOK's Stages: how a simulated node's kubelet behaves (KWOK Stage API, kwok.x-k8s.io/v1alpha1,
 pkg/apis/v1alpha1/stage_types.go of sigs.k8s.io/kwok v0.8.0).
 
-- a node that is not Ready becomes Ready (the script registers nodes with their full status already);
+- a node that is not Ready becomes Ready (the script registers nodes with their full status already), and a
+  Ready node heartbeats: its Ready condition's lastHeartbeatTime is renewed every 20-25 s, as a kubelet
+  without node leases does, so the node lifecycle controller (on, as on EKS) keeps it Ready
+  (kubernetes.io/docs/concepts/architecture/nodes, "Heartbeats"; node-monitor-grace-period 50 s);
+- a node annotated SIM_NODE_FAILED_ANNOTATION reports NotReady at once (Ready False, reason
+  KubeletNotReady) and keeps reporting it, as a kubelet whose runtime, network or GPU driver broke; the node
+  lifecycle controller then taints it and evicts its pods as it would a real one. Without the annotation it
+  is Ready again at once (a repaired node). The failure must be a Stage of its own, not a test writing the
+  status: KWOK keeps a node's delayed stage (the next heartbeat, rendered from the object as it was) until
+  another stage matches the node, and a heartbeat firing after the failure set the node Ready again
+  (pkg/kwok/controllers/stage_controller.go preprocess: a resource that matches no stage leaves its queued
+  job in place; seen on the live cluster);
 - a pod bound to a simulated node starts at once: Running, Ready, containers running (unless it carries
   SIM_NEVER_READY_ANNOTATION: then it stays Pending, like a pod whose image never pulls);
 - a Running pod with SIM_DURATION_ANNOTATION succeeds that long after it started, so Jobs complete and
@@ -99,18 +110,51 @@ conditions:
 - {type: Ready, status: "True", reason: KubeletReady, message: "simulated node (KWOK)", lastHeartbeatTime: {{ $now | Quote }}, lastTransitionTime: {{ $now | Quote }}}
 """
 
+# A heartbeat renews lastHeartbeatTime only: the transition time stays when the node became Ready.
+NODE_HEARTBEAT_STATUS = """\
+{{ $now := Now }}
+conditions:
+{{ range .status.conditions }}{{ if eq .type "Ready" }}
+- {type: Ready, status: "True", reason: KubeletReady, message: "simulated node (KWOK)", lastHeartbeatTime: {{ $now | Quote }}, lastTransitionTime: {{ .lastTransitionTime | Quote }}}
+{{ end }}{{ end }}
+"""
+# A failed node's Ready condition: False from the first time it is written, keeping that transition time.
+NODE_FAILED_STATUS = """\
+{{ $now := Now }}
+conditions:
+{{ range .status.conditions }}{{ if eq .type "Ready" }}
+- {type: Ready, status: "False", reason: KubeletNotReady, message: "simulated node failure (sim.gpu-platform.io/node-failed)", lastHeartbeatTime: {{ $now | Quote }}, lastTransitionTime: {{ if eq .status "False" }}{{ .lastTransitionTime | Quote }}{{ else }}{{ $now | Quote }}{{ end }}}
+{{ end }}{{ end }}
+"""
+# Every 20 s plus up to 5 s of jitter (Stage delay: durationMilliseconds, then up to jitterDurationMilliseconds,
+# pkg/apis/v1alpha1/stage_types.go): well inside the node lifecycle controller's 50 s grace period.
+HEARTBEAT_DELAY = {"durationMilliseconds": 20000, "jitterDurationMilliseconds": 25000}
+
 
 def _run_time() -> dict[str, Any]:
     """The delay counts from when the pod is seen Running: the job's run time."""
     return {"durationMilliseconds": 0, "durationFrom": {"expressionFrom": _annotation(cv.SIM_DURATION_ANNOTATION)}}
 
 
+NODE_NOT_FAILED = {"key": _annotation(cv.SIM_NODE_FAILED_ANNOTATION), "operator": "NotIn", "values": ["true"]}
+NODE_FAILED = {"key": _annotation(cv.SIM_NODE_FAILED_ANNOTATION), "operator": "In", "values": ["true"]}
+
+
 def stages() -> list[dict[str, Any]]:
     ready = '.status.conditions.[] | select( .type == "Ready" ) | .status'
     return [
         _stage("gpu-platform-node-ready", "Node",
-               [{"key": ready, "operator": "NotIn", "values": ["True"]}],
+               [{"key": ready, "operator": "NotIn", "values": ["True"]}, NODE_NOT_FAILED],
                {"statusTemplate": NODE_READY_STATUS}),
+        _stage("gpu-platform-node-heartbeat", "Node",
+               [{"key": ready, "operator": "In", "values": ["True"]}, NODE_NOT_FAILED],
+               {"statusTemplate": NODE_HEARTBEAT_STATUS}, delay=HEARTBEAT_DELAY),
+        _stage("gpu-platform-node-fail", "Node",
+               [{"key": ready, "operator": "NotIn", "values": ["False"]}, NODE_FAILED],
+               {"statusTemplate": NODE_FAILED_STATUS}),
+        _stage("gpu-platform-node-failed-heartbeat", "Node",
+               [{"key": ready, "operator": "In", "values": ["False"]}, NODE_FAILED],
+               {"statusTemplate": NODE_FAILED_STATUS}, delay=HEARTBEAT_DELAY),
         _stage("gpu-platform-pod-running", "Pod", [
             NOT_DELETED,
             {"key": ".spec.nodeName", "operator": "Exists"},

@@ -38,8 +38,13 @@ def test_mig_and_whole_gpu_pods_still_take_several_units(capsys) -> None:
 
 def test_every_gpu_job_tolerates_the_gpu_taint_itself(capsys) -> None:
     """The pools' Kueue flavors list the GPU taint as a node taint: Kueue gives them only to pod sets that
-    tolerate it, so the template carries the toleration (and only that one: Kueue adds the workload's)."""
+    tolerate it, so the template carries the toleration (and of the pool's taints only that one: Kueue adds
+    the workload's), besides the NoExecute ones of a lost node."""
     assert main(["job", "--stack", "prod", "--team", "llm-pretrain", "--pool", "h100-train", "--gpus", "8",
                  "--name", "t"]) == EXIT_OK
     pod = yaml.safe_load(capsys.readouterr().out)["spec"]["template"]["spec"]
-    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert pod["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60},
+    ]

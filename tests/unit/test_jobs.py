@@ -50,7 +50,12 @@ def test_a_full_node_job_fits_its_node_and_names_its_queue(stack: str) -> None:
         # resource name); Kueue injects the rest of the flavor's labels and the workload toleration. The GPU
         # toleration the template carries: the pools' flavors are given only to pod sets that have it.
         assert pod["spec"]["nodeSelector"] == {cv.POOL: pool.name}
-        assert pod["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+        # ... and a minute's toleration of a node that stopped reporting (instead of the default 300 s).
+        assert pod["spec"]["tolerations"] == [
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60},
+        ]
         if pool.efa_interfaces:
             assert limits[cv.EFA_RESOURCE] == str(pool.efa_interfaces)
         else:
