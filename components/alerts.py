@@ -92,6 +92,10 @@ TEAM_POOL_ALLOCATED = "gpu_platform:team_pool_allocated_units:sum"
 POOL_ALLOCATED = "gpu_platform:pool_allocated_units:sum"
 POOL_ALLOCATION_RATIO = "gpu_platform:pool_allocation:ratio"
 POOL_ALLOCATABLE = "gpu_platform:pool_allocatable_units:sum"
+# Workload evictions (each one a requeue, or the deactivation that ends them) per team, reason and underlying
+# cause over the last hour, from Kueue's kueue_evicted_workloads_total (labels cluster_queue, reason,
+# underlying_cause, priority_class, replica_role; pkg/metrics/metrics.go at v0.19.2).
+TEAM_EVICTIONS = "gpu_platform:team_workload_evictions:increase1h"
 
 # Thresholds (what "idle" and "too long" mean), in one place so the docs can quote them.
 IDLE_ENGINE_ACTIVE = 0.01  # DCGM_FI_PROF_GR_ENGINE_ACTIVE below 1% is an idle GPU
@@ -448,6 +452,48 @@ def queue_alerts(plan: Plan) -> Group:
     ))
 
 
+def requeue_rules() -> Group:
+    """Jobs stopped and requeued because a node failed under them, per team and reason, and the ones Kueue gave
+    up on. Kueue's reasons (apis/kueue/v1beta2/workload_types.go, v0.19.2): NodeFailures, a topology-aware
+    job's node failed and no replacement was free (or a second one failed); PodsReadyTimeout with underlying
+    cause WaitForRecovery, a running job lost a pod and was not whole again within the recovery timeout
+    (WaitForStart: its pods never all started); Deactivated with RequeuingLimitExceeded, the requeue limit."""
+    evictions = (f"sum by (team, reason, underlying_cause) (increase(kueue_evicted_workloads_total{{{KUEUE_REPLICA}}}[1h]) "
+                 f"* on (cluster_queue) group_left (team) {CLUSTER_QUEUE_TEAM})")
+    node_lost = (f'{TEAM_EVICTIONS}{{reason="NodeFailures"}} > 0 or '
+                 f'{TEAM_EVICTIONS}{{reason="PodsReadyTimeout", underlying_cause="WaitForRecovery"}} > 0')
+    return Group("gpu-platform.requeues", (
+        Record(TEAM_EVICTIONS, evictions),
+        Alert(
+            alert="KueueJobsRequeuedAfterNodeFailure",
+            expr=node_lost,
+            severity="info",
+            summary="Team {{ $labels.team }}: {{ $value }} jobs stopped and requeued in the last hour after losing a node ({{ $labels.reason }})",
+            description="Jobs of this team lost a node (or a pod on one) while running and were evicted whole "
+                        "and requeued with their priority (reason {{ $labels.reason }}, {{ $labels.underlying_cause }}). "
+                        "They restart from their last checkpoint; their Workloads' Evicted condition names the node "
+                        "for NodeFailures.",
+            runbook="docs/runbook.md, \"A GPU node failed during a run\": kubectl get workloads -n <namespace> "
+                    "-o custom-columns=NAME:.metadata.name,EVICTED:.status.conditions[?(@.type==\"Evicted\")].message; "
+                    "check the node's conditions (kubectl describe node) and whether node repair replaced it.",
+        ),
+        Alert(
+            alert="KueueWorkloadDeactivatedAtRequeueLimit",
+            expr=f'{TEAM_EVICTIONS}{{reason="Deactivated", underlying_cause="RequeuingLimitExceeded"}} > 0',
+            severity="warning",
+            summary="Team {{ $labels.team }}: {{ $value }} jobs deactivated in the last hour after too many requeues",
+            description="Kueue stopped requeueing these jobs: their pods failed to all become Ready (after "
+                        "admission or after losing a pod) more times than addons.kueue.requeueLimit allows. "
+                        "They stay suspended until someone reactivates them, and are deleted after "
+                        "jobs.ttlSecondsAfterFinished.",
+            runbook="docs/runbook.md, \"A GPU node failed during a run\": find them with kubectl get workloads -A "
+                    "-o custom-columns=NS:.metadata.namespace,NAME:.metadata.name,ACTIVE:.spec.active; fix the "
+                    "cause (failing nodes, an image that never pulls), then kubectl patch workload <name> "
+                    "--type=merge -p '{\"spec\":{\"active\":true}}'.",
+        ),
+    ))
+
+
 def groups(plan: Plan) -> tuple[Group, ...]:
     return tuple(g for g in (
         plan_rules(plan),
@@ -456,6 +502,7 @@ def groups(plan: Plan) -> tuple[Group, ...]:
         node_alerts(),
         waste_alerts(),
         queue_alerts(plan),
+        requeue_rules(),
     ) if g.rules)
 
 

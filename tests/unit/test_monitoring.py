@@ -27,7 +27,7 @@ from tests.crd_schema import validate
 RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
 NAMESPACE = "kubernetes:core/v1:Namespace"
-RECORDING_NAME = re.compile(r"\bgpu_platform:[a-z_:]+")
+RECORDING_NAME = re.compile(r"\bgpu_platform:[a-z0-9_:]+")
 DCGM_NAME = re.compile(r"\bDCGM_(?:FI|EXP)_[A-Z0-9_]+")
 
 # What the issue asks dcgm-exporter to collect (DCGM field identifiers, docs.nvidia.com/datacenter/dcgm).
