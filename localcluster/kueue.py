@@ -40,8 +40,6 @@ SERVICE_ACCOUNT_GROUPS = ("system:serviceaccounts", f"system:serviceaccounts:{cv
 CA_NAME = "kueue-ca"
 SECRET_NAME = INTERNAL_CERT_MANAGEMENT["webhookSecretName"]
 WEBHOOK_DNS_NAME = f"{INTERNAL_CERT_MANAGEMENT['webhookServiceName']}.{cv.KUEUE_NAMESPACE}.svc"
-# What the host process needs that a pod would get from the Deployment; nothing else is passed.
-FEATURE_GATES = "VisibilityOnDemand=false"
 
 KEEP = {
     "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ServiceAccount",
