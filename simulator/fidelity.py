@@ -34,7 +34,7 @@ TRUST_FACTOR = 2.0
 # The report warns, and the default speed is lowered, when more than this share of the jobs is untrusted.
 UNTRUSTED_SHARE_LIMIT = 0.10
 # The chain per job assumed before a run has measured one (the default --speed is chosen before the
-# cluster starts): the median measured in docs/what-if.md's runs on a 2-core machine.
+# cluster starts): the median on the 2-core machine running nothing else (2.26-2.29 s in docs/what-if.md).
 PRIOR_OVERHEAD_S = 2.3
 # End-of-chain measurements of the most recent runs make the estimate: it follows the load of the cluster
 # (more jobs in flight, a slower chain) without one slow job swinging it.
