@@ -208,7 +208,7 @@ def restart_round(local: F.StackRig, cluster) -> list[dict[str, Any]]:
     objs = []
     for i in range(4):
         objs += job(plan, JobRequest(team="vision", pool="train", gpus=4, name=f"restart-{i}", duration="1h"))
-    objs += job(plan, JobRequest(team="serving", pool="infer", gpus=2, name="restart-infer", duration="1h"))
+    objs += job(plan, JobRequest(team="serving", pool="infer", gpus=1, name="restart-infer", duration="1h"))
     cluster.kubectl("create", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
     deadline = time.monotonic() + 60
     while sum(F.queue_snapshot(local.kubectl)["workloads"].values()) < 4 and time.monotonic() < deadline:
