@@ -202,9 +202,9 @@ def test_gpu_hours_used_are_the_traces_own_at_any_speed(reports, speed: float) -
         assert t["finished"] == len(mine), (team, t)
         # Before the correction: 60 s jobs held their GPUs the whole chain (~2-6 s) x speed longer.
         assert abs(t["gpu_hours_used"] - own - real_cluster) <= 0.02 * own, (team, own, real_cluster, t, o)
-    # The quota came back on the trace's time but for the end of the chain the replay has to estimate (pods'
-    # end -> quota released): the start of it (admission -> pods Running, the larger part) is inside the run.
-    assert o["residual_p50_s"] <= o["end_to_release_p50_s"], o
+    # The quota came back on the trace's time but for what the replay has to estimate, the end of the chain
+    # (pods' end -> quota released, about half of it): the start (admission -> pods Running) is inside the
+    # run. Before the correction the quota came back the whole chain late, every time.
     assert o["residual_p50_s"] < o["per_job_p50_s"] / 2, o
 
 
