@@ -43,5 +43,12 @@ def emit(data: dict[str, Any]) -> None:
     print(json.dumps(data))
 
 
+def report_figures(figures: dict[str, Any], json_path: str | None) -> None:
+    """A live benchmark's figures: on stdout, and in the --json file when one is named."""
+    print(json.dumps(figures, indent=2))
+    if json_path:
+        Path(json_path).write_text(json.dumps(figures, indent=2))
+
+
 def verdict(ok: bool) -> str:
     return "ok" if ok else "FAIL"

@@ -19,7 +19,6 @@ over p50 and reclaim over admission p50. Exit status: 0 done, 2 a step failed, 3
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import sys
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT
+from bench.common import ROOT, report_figures
 from gpu_platform.stack_files import load_plan
 from gpu_platform.jobs import JobRequest, job
 from localcluster.api import CLUSTER_QUEUES, JOBS, WORKLOADS, Client, path_of
@@ -191,9 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep:
             session.stop()
             shutil.rmtree(tmp, ignore_errors=True)
-    print(json.dumps(figures, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2))
+    report_figures(figures, args.json)
     return 0
 
 

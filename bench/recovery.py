@@ -25,7 +25,6 @@ failed, 3 tools missing.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -34,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import ROOT, report_figures
 from bench.live import clean, percentile, progress, wait
 from gpu_platform.jobs import JobRequest, job
 from gpu_platform.nodes import fake_nodes
@@ -43,7 +43,6 @@ from localcluster.api import Client, path_of
 from localcluster.session import CACHE, Session, SessionError
 from localcluster.signals import interrupt_on_sigterm
 
-ROOT = Path(__file__).resolve().parent.parent
 STACK_FILE = ROOT / "tests" / "live" / "stack.yaml"
 TOOLS = ("pulumi", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kueue", "kwok", "helm", "etcd")
 APISERVER_PORT, ETCD_PORT = 32343, 22990
@@ -191,9 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep:
             session.stop()
             shutil.rmtree(tmp, ignore_errors=True)
-    print(json.dumps(figures, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2))
+    report_figures(figures, args.json)
     return 0
 
 
