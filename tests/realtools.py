@@ -132,8 +132,8 @@ def start_cluster(state: Path, apiserver_port: str, etcd_port: str, label: str,
 
 def stop_cluster(c: Cluster) -> None:
     run([str(ROOT / "scripts" / "local-cluster"), "stop"], c.env, timeout=120, check=False)
-    left = subprocess.run(["pgrep", "-f", str(c.state)], capture_output=True, text=True)
-    assert left.stdout.strip() == "", f"processes left behind: {left.stdout}"
+    left = processes_under(c.state)
+    assert left == [], f"processes left behind: {left}"
 
 
 @contextmanager
@@ -144,6 +144,22 @@ def running_cluster(state: Path, apiserver_port: str, etcd_port: str, label: str
         yield c
     finally:
         stop_cluster(c)
+
+
+def processes_under(path: Path) -> list[str]:
+    """`pid command line` of every process whose command line names PATH (a cluster's state directory)."""
+    out = subprocess.run(["pgrep", "-af", str(path)], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def wait_for_file(proc: subprocess.Popen[str], under: Path, pattern: str, what: str, timeout: float = 300) -> None:
+    """Until a file matching PATTERN exists below UNDER (a component's pid file: it has started), while PROC
+    still runs; fails naming WHAT otherwise."""
+    deadline = time.monotonic() + timeout
+    while not any(under.glob(pattern)):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"{what} never started"
+        time.sleep(0.1)
 
 
 def new_engine(backend: Path) -> Engine:

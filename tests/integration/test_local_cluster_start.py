@@ -14,13 +14,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
-from tests.realtools import CLUSTER_TOOLS, cluster_env, require, run
+from tests.realtools import CLUSTER_TOOLS, cluster_env, processes_under, require, run, wait_for_file
 
 PORTS = ("30543", "21890")  # this test's own: every suite's cluster has its ports
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kueue", "kwok")
@@ -45,10 +44,6 @@ def racing_env(tmp_path: Path, state: Path, extra: dict[str, str] | None = None)
     env = cluster_env(state, *PORTS, extra)
     env["PATH"] = f"{stand_in}:{env['PATH']}"
     return env
-
-
-def left_behind(state: Path) -> str:
-    return subprocess.run(["pgrep", "-af", str(state)], capture_output=True, text=True).stdout.strip()
 
 
 def local_cluster(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -77,7 +72,7 @@ def test_a_start_that_fails_after_its_first_processes_stops_them(tmp_path: Path,
     assert out.returncode == 1, out.stdout + out.stderr
     assert "installing the CRDs (crds) failed" in out.stderr, out.stderr
     assert "stopped kube-apiserver" in out.stderr and "stopped etcd" in out.stderr, out.stderr
-    assert left_behind(state) == "", f"processes left behind: {left_behind(state)}"
+    assert processes_under(state) == [], f"processes left behind: {processes_under(state)}"
     status = local_cluster(env, "status", check=False)
     assert status.returncode == 3, status.stdout
 
@@ -100,7 +95,7 @@ def test_components_slow_to_exec_and_forked_by_setsid_start_and_stop(tmp_path: P
         (state / "run" / "kwok.pid").unlink()
         stop = local_cluster(env, "stop")
         assert "stopping stray process" in stop.stderr and "kwok" in stop.stderr, stop.stderr
-        assert left_behind(state) == "", f"processes left behind: {left_behind(state)}"
+        assert processes_under(state) == [], f"processes left behind: {processes_under(state)}"
     finally:
         local_cluster(env, "stop", check=False)
         subprocess.run(["pkill", "-KILL", "-f", str(state)], check=False)
@@ -114,19 +109,15 @@ def test_sigterm_during_a_start_stops_what_it_started(tmp_path: Path) -> None:
     proc = subprocess.Popen([str(ROOT / "scripts" / "local-cluster"), "start"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 300
-        while not (state / "run" / "kube-apiserver.pid").exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the API server never started"
-            time.sleep(0.1)
+        wait_for_file(proc, state, "run/kube-apiserver.pid", "the API server")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
-    left = left_behind(state)
+    left = processes_under(state)
     subprocess.run(["pkill", "-KILL", "-f", str(state)], check=False)
     assert proc.returncode == 1, err
     assert "interrupted: stopping what this start started" in err, err
     assert "stopped etcd" in err, err
-    assert left == "", f"processes left behind: {left}"
+    assert left == [], f"processes left behind: {left}"

@@ -8,19 +8,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.conftest import ROOT
-from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, base_env, require
+from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, base_env, processes_under, require, wait_for_file
 
 STACK = ROOT / "tests" / "simulate" / "stack.yaml"
 PORTS = {"GPU_PLATFORM_SIM_APISERVER_PORT": "30643", "GPU_PLATFORM_SIM_ETCD_PORT": "21990"}  # this test's own
-
-
-def processes_under(path: Path) -> list[str]:
-    out = subprocess.run(["pgrep", "-af", str(path)], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if line.strip()]
 
 
 def test_sigterm_while_the_cluster_starts_stops_every_process_it_started(tmp_path: Path) -> None:
@@ -35,11 +29,7 @@ def test_sigterm_while_the_cluster_starts_stops_every_process_it_started(tmp_pat
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # Wait until the cluster is half-way up: the API server runs (its pid file), Kueue does not yet.
-        deadline = time.monotonic() + 300
-        while not any(scratch.glob("gpu-platform-sim-*/cluster/run/kube-apiserver.pid")):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the cluster's API server never started"
-            time.sleep(0.2)
+        wait_for_file(proc, scratch, "gpu-platform-sim-*/cluster/run/kube-apiserver.pid", "the cluster's API server")
         assert not any(scratch.glob("gpu-platform-sim-*/cluster/run/kueue.pid")), "too late: Kueue runs already"
         seen_running = processes_under(scratch)
         proc.send_signal(signal.SIGTERM)
