@@ -236,3 +236,20 @@ tc_module_charts() {
   mv "$TC_SCRATCH/out" "$dest"
   tc_log "charts $* of $module $version in $dest/charts"
 }
+
+# tc_go_build OUTDIR MODULE@VERSION PKGDIR BINARY [LDFLAGS]: build one main package (PKGDIR, relative to the
+# module root) of a Go module with the module's own go.mod and go.sum, into OUTDIR/BINARY, with progress
+# lines. It builds inside the downloaded module rather than with `go install PKG@VERSION`, which also reads
+# the module's version list for deprecation notices, and a proxy may serve a pinned version but not the list.
+# Every such build shares the Go build cache, so the Kubernetes libraries the controllers have in common
+# compile once per version.
+tc_go_build() {
+  local out=$1 modver=$2 pkgdir=$3 bin=$4 ldflags="-s -w ${5:-}" dir
+  tc_go_env
+  mkdir -p wrapper
+  dir="$(cd wrapper && tc_module_dir "$modver")" || tc_die "cannot download $modver"
+  (cd "$dir" && tc_run_logged "$OLDPWD/build.log" go build -trimpath -ldflags "$ldflags" -o "$out/$bin" "./$pkgdir")
+}
+
+# tc_go_built BINARY: the check after a tc_go_build (the binary is a Go executable for this machine).
+tc_go_built() { go version "$1" >/dev/null; }
