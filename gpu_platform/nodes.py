@@ -2,7 +2,7 @@
 
 The live local cluster registers these and KWOK plays their kubelet, so quotas, Kueue flavors, topology-
 aware admission and the scheduler's placement act on nodes that carry exactly what a real pool's nodes
-would: every pool at `capacity.max`, allocatable in the pool's units (whole GPUs, MIG slices, time-sliced
+would: each pool at the nodes it starts with (scales_locally), allocatable in the pool's units (whole GPUs, MIG slices, time-sliced
 replicas), EFA devices on EFA pools, CPU and memory after the kubelet and daemonset reserve.
 Untainted CPU nodes stand in for the rest of a cluster (CoreDNS, controllers, CPU-only work): the system
 pool at its max where the stack creates one (cluster.systemPool), else two general-purpose nodes.
@@ -61,14 +61,29 @@ def _status(capacity: dict[str, str], allocatable: dict[str, str]) -> dict[str, 
     }
 
 
-def _zone(plan: Plan, pool: PoolPlan | None = None) -> str:
+def scales_locally(pool: PoolPlan) -> bool:
+    """An autoscaler (Karpenter's KWOK provider, localcluster/autoscaler.py) adds and removes this pool's
+    nodes on the live cluster: on-demand and spot pools with room between min and max. Reserved capacity
+    is there whole, as paid for. A topology-aware pool is there whole too: Kueue's TAS counts Ready nodes
+    only, so from fewer nodes it needs a ProvisioningRequest, which only the Cluster Autoscaler serves, and
+    that autoscaler cannot be built here (docs/local-cluster.md)."""
+    return (pool.capacity_type in ("on-demand", "spot") and pool.topology is None
+            and pool.min_nodes < pool.max_nodes)
+
+
+def registered_nodes(pool: PoolPlan) -> int:
+    """Nodes the live cluster registers for a pool at start: its minimum when it scales, else all."""
+    return pool.min_nodes if scales_locally(pool) else pool.max_nodes
+
+
+def node_zone(plan: Plan, pool: PoolPlan | None = None) -> str:
     return (pool.availability_zone if pool else None) or f"{plan.region or 'local'}-a"
 
 
 def _node(plan: Plan, pool: PoolPlan, index: int) -> dict[str, Any]:
     it = catalog.INSTANCE_TYPES[pool.instance_type]
     name = node_name(pool, index)
-    node = _base(name, _zone(plan, pool), pool.instance_type)
+    node = _base(name, node_zone(plan, pool), pool.instance_type)
     node["metadata"]["labels"].update(pool.node_labels)
     if pool.topology:
         # EC2 instance topology (docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-topology.html):
@@ -96,7 +111,7 @@ def _node(plan: Plan, pool: PoolPlan, index: int) -> dict[str, Any]:
 
 
 def _cpu_node(plan: Plan, index: int) -> dict[str, Any]:
-    node = _base(cpu_node_name(index), _zone(plan), CPU_NODE_INSTANCE_TYPE)
+    node = _base(cpu_node_name(index), node_zone(plan), CPU_NODE_INSTANCE_TYPE)
     capacity = {"cpu": str(CPU_NODE_VCPUS), "memory": f"{CPU_NODE_MEMORY_GIB}Gi", "pods": MAX_PODS}
     allocatable = {
         "cpu": f"{CPU_NODE_VCPUS * 1000 - reserved_cpu_millis(CPU_NODE_VCPUS)}m",
@@ -116,7 +131,7 @@ def _system_node(plan: Plan, index: int) -> dict[str, Any]:
     sp = plan.cluster.system_pool
     assert sp is not None
     vcpus = GENERAL_PURPOSE_VCPUS.get(sp.instance_type.split(".", 1)[1], 4)
-    node = _base(f"system-{index}", _zone(plan), sp.instance_type)
+    node = _base(f"system-{index}", node_zone(plan), sp.instance_type)
     node["metadata"]["labels"].update(sp.labels)
     capacity = {"cpu": str(vcpus), "memory": f"{vcpus * 4}Gi", "pods": MAX_PODS}
     allocatable = {"cpu": f"{vcpus * 1000 - reserved_cpu_millis(vcpus)}m",
@@ -126,7 +141,7 @@ def _system_node(plan: Plan, index: int) -> dict[str, Any]:
 
 
 def fake_nodes(plan: Plan) -> dict[str, Any]:
-    items = [_node(plan, p, i) for p in plan.pools for i in range(p.max_nodes)]
+    items = [_node(plan, p, i) for p in plan.pools for i in range(registered_nodes(p))]
     if plan.cluster.system_pool is not None:
         items += [_system_node(plan, i) for i in range(plan.cluster.system_pool.max_nodes)]
     else:

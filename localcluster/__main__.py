@@ -21,7 +21,7 @@ from gpu_platform.kueue_config import local_controller_config
 from gpu_platform.nodes import fake_nodes
 from gpu_platform.spec import SpecError
 
-from . import kueue, kwok, nodes
+from . import autoscaler, kueue, kwok, nodes
 
 
 def _plan(stack: str):
@@ -38,6 +38,16 @@ def cmd_nodes(args: argparse.Namespace) -> str:
     plan = _plan(args.stack)
     count = nodes.write(fake_nodes(plan), args.kube_version, Path(args.out))
     return f"{count} simulated nodes of stack {args.stack}"
+
+
+def cmd_autoscaler(args: argparse.Namespace) -> str:
+    plan = _plan(args.stack)
+    out = Path(args.out)
+    (out / "instance-types.json").write_text(json.dumps(autoscaler.instance_types(plan), indent=1))
+    objects = autoscaler.objects(plan)
+    (out / "objects.json").write_text(_list(objects))
+    pools = [o["metadata"]["name"] for o in objects if o["kind"] == "NodePool"]
+    return f"Karpenter NodePools of stack {args.stack}: {', '.join(pools) or 'none (no pool scales)'}"
 
 
 def cmd_stale_nodes(args: argparse.Namespace) -> str:
@@ -110,6 +120,10 @@ def parser() -> argparse.ArgumentParser:
     n.add_argument("--kube-version", required=True)
     n.add_argument("--out", required=True)
     n.set_defaults(func=cmd_nodes)
+    au = sub.add_parser("autoscaler", help="Karpenter's KWOK provider: instance-types.json and objects.json in --out")
+    au.add_argument("--stack", required=True)
+    au.add_argument("--out", required=True)
+    au.set_defaults(func=cmd_autoscaler)
     s = sub.add_parser("stale-nodes", help="names of nodes registered earlier and not in --names (kubectl JSON on stdin)")
     s.add_argument("--names", required=True)
     s.set_defaults(func=cmd_stale_nodes)

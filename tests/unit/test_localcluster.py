@@ -14,8 +14,9 @@ from gpu_platform.kueue_config import (
     LOCAL_ONLY_KEYS, LOCAL_ONLY_PATHS, chart_values, controller_config, local_controller_config,
 )
 from gpu_platform.nodes import CPU_NODE_COUNT, fake_nodes
-from localcluster import kueue, kwok, nodes
-from tests.conftest import plan_of
+from localcluster import autoscaler, kueue, kwok, nodes
+from gpu_platform.stack_files import load_plan
+from tests.conftest import ROOT, plan_of
 
 STACKS = ("local", "staging", "prod")
 
@@ -109,13 +110,23 @@ def test_kwok_stages_read_the_platform_annotations() -> None:
     assert stages["gpu-platform-pod-deleted"]["spec"]["next"] == {"delete": True, "finalizers": {"empty": True}}
 
 
+# Nodes each pool starts with on the live cluster: the pools that scale at capacity.min, the topology-aware
+# (train, h100-train, h200-train) and reserved (h100-train, h200-train) ones whole.
+STARTING_NODES = {
+    "local": {"train": 2, "infer": 1, "notebooks": 0},
+    "prod": {"h100-train": 16, "h200-train": 8, "l40s-infer": 2, "a100-mig": 0, "l4-interactive": 1},
+}
+
+
 @pytest.mark.parametrize("stack", STACKS)
-def test_simulated_nodes_are_every_pool_at_max_plus_cpu_nodes(stack: str) -> None:
+def test_simulated_nodes_are_each_pool_at_its_starting_size_plus_cpu_nodes(stack: str) -> None:
     plan = plan_of(stack)
     items = fake_nodes(plan)["items"]
+    if stack in STARTING_NODES:
+        assert {p.name: len([n for n in items if n["metadata"]["labels"].get(cv.POOL) == p.name])
+                for p in plan.pools} == STARTING_NODES[stack]
     for pool in plan.pools:
         mine = [n for n in items if n["metadata"]["labels"].get(cv.POOL) == pool.name]
-        assert len(mine) == pool.max_nodes
         for n in mine:
             assert n["metadata"]["annotations"][cv.KWOK_NODE_ANNOTATION] == cv.KWOK_NODE_ANNOTATION_VALUE
             assert n["status"]["allocatable"][pool.resource_name] == str(pool.units_per_node)
@@ -126,8 +137,43 @@ def test_simulated_nodes_are_every_pool_at_max_plus_cpu_nodes(stack: str) -> Non
     assert len(cpu) == (sp.max_nodes if sp else CPU_NODE_COUNT) and all(n["spec"]["taints"] == [] for n in cpu)
     if sp:
         assert all(n["metadata"]["labels"][k] == v for n in cpu for k, v in sp.labels.items())
-    assert sum(int(n["status"]["allocatable"].get(r, 0)) for n in items for r in plan.gpu_resource_names) == \
-        sum(p.capacity_units for p in plan.pools)
+    # what is not registered, Karpenter may add: together, every pool's capacity
+    karpenter_units = sum(int(v) for o in autoscaler.objects(plan) if o["kind"] == "NodePool"
+                          for v in o["spec"]["limits"].values())
+    assert sum(int(n["status"]["allocatable"].get(r, 0)) for n in items for r in plan.gpu_resource_names) \
+        + karpenter_units == sum(p.capacity_units for p in plan.pools)
+
+
+def test_the_autoscaler_offers_each_scaling_pool_its_own_instance_type_and_node_pool() -> None:
+    plan = plan_of("local")
+    types = {t["name"]: t for t in autoscaler.instance_types(plan)}
+    assert types["g6.12xlarge"]["resources"] == {"cpu": "48", "memory": "192Gi", "pods": "110",
+                                                 "nvidia.com/gpu.shared": "16"}
+    assert types["p4de.24xlarge"]["resources"]["nvidia.com/mig-1g.10gb"] == "56"
+    assert types["g6.12xlarge"]["offerings"] == [{"Price": 4.602, "Available": True, "Requirements": [
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["local-a"]}]}]
+    objs = autoscaler.objects(plan, "5s", "30s")
+    assert objs[0] == {"apiVersion": "karpenter.kwok.sh/v1alpha1", "kind": "KWOKNodeClass",
+                       "metadata": {"name": "local"}, "spec": {"nodeRegistrationDelay": "5s"}}
+    pools = {o["metadata"]["name"]: o["spec"] for o in objs[1:]}
+    assert sorted(pools) == ["infer", "notebooks"]   # train is topology-aware: there whole
+    infer = pools["infer"]
+    assert infer["limits"] == {"nvidia.com/gpu.shared": "16"}   # max 2 - min 1 nodes of 16 replicas
+    assert infer["disruption"] == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "30s",
+                                   "budgets": [{"nodes": "100%"}]}
+    assert infer["template"]["metadata"]["labels"]["gpu-platform.io/pool"] == "infer"
+    assert infer["template"]["spec"]["taints"] == [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+        {"key": "gpu-platform.io/workload", "value": "inference", "effect": "NoSchedule"}]
+    assert infer["template"]["spec"]["requirements"][0] == {
+        "key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g6.12xlarge"]}
+
+
+def test_pools_that_share_an_instance_type_get_one_provider_type_each() -> None:
+    plan = load_plan(None, str(ROOT / "tests" / "live" / "stack.yaml"))[1]
+    assert sorted(t["name"] for t in autoscaler.instance_types(plan)) == \
+        ["g6.12xlarge-burst", "g6.12xlarge-shared", "p4de.24xlarge"]
 
 
 def test_node_status_is_split_for_the_status_subresource() -> None:
