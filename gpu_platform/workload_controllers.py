@@ -27,7 +27,7 @@ Versions (the spec's defaults, one-line why each):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from . import conventions as cv
@@ -72,8 +72,6 @@ class Controller:
     requires: tuple[str, ...] = ()
     # Where the chart's facts come from.
     source: str = ""
-    # Images the chart runs whose repositories the values leave at the chart's default (checked by the pack).
-    chart_default_images: tuple[str, ...] = field(default=())
 
 
 CONTROLLERS: dict[str, Controller] = {
@@ -109,10 +107,9 @@ CONTROLLERS: dict[str, Controller] = {
         webhook_service="kubeflow-trainer-controller-manager", webhook_secret="kubeflow-trainer-webhook-cert",
         webhook_configurations=("defaulter.trainer.kubeflow.org", "validator.trainer.kubeflow.org"),
         requires=(JOBSET,),
+        # The chart's torch-distributed runtime runs docker.io/pytorch/pytorch when a TrainJob names no image
+        # (images.CHART_DEFAULT_IMAGES, templates/runtimes/torch-distributed.yaml).
         source="github.com/kubeflow/trainer/v2 v2.2.1 charts/kubeflow-trainer",
-        # The torch-distributed ClusterTrainingRuntime's default trainer image (templates/runtimes/
-        # torch-distributed.yaml); a TrainJob that names no image runs it.
-        chart_default_images=("docker.io/pytorch/pytorch",),
     ),
     LWS: Controller(
         key=LWS, title="LeaderWorkerSet", default_version="0.7.0", namespace=cv.LWS_NAMESPACE, release="lws",
@@ -238,9 +235,12 @@ def chart_values(key: str, version: str, on_system_pool: bool) -> dict[str, Any]
                 "podSecurityContext": dict(RESTRICTED_POD_SECURITY), **place}
     if key == KUBERAY:
         # helm-chart/kuberay-operator/values.yaml (1.5.0): image.{repository,tag,pullPolicy}, nodeSelector,
-        # tolerations; its container securityContext is restricted already.
+        # tolerations, env; its container securityContext is restricted already. DELETE_RAYJOB_CR_AFTER_JOB_FINISHES:
+        # a finished RayJob (shutdownAfterJobFinishes, which Kueue requires) is deleted itself at its
+        # ttlSecondsAfterFinished, not only its RayCluster (controllers/ray/rayjob_controller.go, the env check
+        # after the TTL), so a RayJob goes like a Job does (the tenant-job-cleanup policy requires the TTL).
         return {"image": {"repository": CONTROLLERS[KUBERAY].image_repository, "tag": tag, "pullPolicy": "IfNotPresent"},
-                **place}
+                "env": [{"name": "DELETE_RAYJOB_CR_AFTER_JOB_FINISHES", "value": "true"}], **place}
     raise KeyError(f"unknown workload controller {key!r}; controllers: {', '.join(KEYS)}")
 
 
