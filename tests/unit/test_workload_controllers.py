@@ -180,3 +180,13 @@ def test_an_existing_cluster_deploys_no_controller() -> None:
     assert [(c.key, c.deploy) for c in plan.workload_controllers] == [
         ("jobset", False), ("trainer", False), ("leaderWorkerSet", False), ("kuberay", False)]
     assert not {"jobset", "kubeflow-trainer", "lws", "kuberay-operator"} & set(releases("local"))
+
+
+def test_the_policy_pack_reads_a_registry_and_repository_image_and_the_runtime_default() -> None:
+    """Trainer's chart joins `image.registry` and `image.repository` (templates/_helpers.tpl trainer.image); the
+    pack must read the whole name, or it would check `kubeflow/...` as a Docker Hub image."""
+    from policies.gpu_policies.supply import release_images
+
+    props = {"chart": "oci://ghcr.io/kubeflow/charts/kubeflow-trainer",
+             "values": releases("prod")["kubeflow-trainer"]["values"]}
+    assert release_images(props) == ["ghcr.io/kubeflow/trainer/trainer-controller-manager", "docker.io/pytorch/pytorch"]
