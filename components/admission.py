@@ -92,8 +92,16 @@ SHAPES: dict[str, WorkloadShape] = {
     "RayJob": WorkloadShape(
         "(has(object.spec.rayClusterSpec) ? [object.spec.rayClusterSpec.headGroupSpec.template] + "
         "(has(object.spec.rayClusterSpec.workerGroupSpecs) ? "
-        "object.spec.rayClusterSpec.workerGroupSpecs.map(w, w.template) : []) : [])"
+        "object.spec.rayClusterSpec.workerGroupSpecs.map(w, w.template) : []) : []) + "
+        "(has(object.spec.submitterPodTemplate) ? [object.spec.submitterPodTemplate] : [])"
     ),
+    # A TrainJob has no pod template of its own: its pods are the runtime's (a platform ClusterTrainingRuntime)
+    # with the trainer's image and resources (spec.trainer) and the runtime patches (spec.runtimePatches[]
+    # .trainingRuntimeSpec.template.spec.replicatedJobs[].template.spec.template: metadata, tolerations,
+    # nodeSelector, affinity, volumes; Trainer v2.2.1 pkg/apis/trainer/v1alpha1/trainjob_types.go). Those parts
+    # are checked where they are (the trainjob_* expressions below); the JobSet its controller makes is checked
+    # again as a JobSet (every rule but the queue rules, as any controller's object).
+    "TrainJob": WorkloadShape("[]"),
 }
 
 # Always matched, whatever the integrations: plain Pods (where every GPU container ends up), batch Jobs,
@@ -107,10 +115,10 @@ BUILTIN_POD_MAKERS: tuple[tuple[str, str, str, str], ...] = (
 # Kinds whose controllers create the workloads the policy checks (the controlling ownerReference of an
 # exempt object): Job (pods), ReplicaSet (pods), StatefulSet (pods), Deployment (ReplicaSets), CronJob
 # (Jobs) and the integrations' own kinds (JobSet -> Jobs, LeaderWorkerSet -> StatefulSets and pods,
-# PyTorchJob and RayCluster -> pods, RayJob -> RayCluster).
+# PyTorchJob and RayCluster -> pods, RayJob -> RayCluster and its submitter Job, TrainJob -> JobSet).
 WORKLOAD_OWNER_KINDS: tuple[str, ...] = (
     "Job", "ReplicaSet", "StatefulSet", "Deployment", "CronJob",
-    "JobSet", "LeaderWorkerSet", "PyTorchJob", "RayCluster", "RayJob",
+    "JobSet", "LeaderWorkerSet", "PyTorchJob", "RayCluster", "RayJob", "TrainJob",
 )
 
 
@@ -119,7 +127,7 @@ def matched_apis(plan: Plan) -> list[tuple[str, str, str, str]]:
     ReplicaSets and DaemonSets, plus each configured Kueue integration whose workload shape we know. A kind
     whose CRD is not installed simply never matches."""
     out: list[tuple[str, str, str, str]] = []
-    for name in (*ALWAYS, *plan.spec.addons.kueue.integrations):
+    for name in (*ALWAYS, *plan.kueue_integrations):
         for api in cv.KUEUE_INTEGRATION_APIS.get(name, ()):
             if api[3] in SHAPES and api not in out:
                 out.append(api)
@@ -130,7 +138,7 @@ def matched_apis(plan: Plan) -> list[tuple[str, str, str, str]]:
 def queueable_kinds(plan: Plan) -> list[str]:
     """Kinds Kueue queues with this stack's integrations (a CronJob's Jobs are Kueue's batch/job)."""
     out: list[str] = []
-    for name in plan.spec.addons.kueue.integrations:
+    for name in plan.kueue_integrations:
         for api in cv.KUEUE_INTEGRATION_APIS.get(name, ()):
             if api[3] not in out:
                 out.append(api[3])
@@ -209,11 +217,16 @@ def carries_gpu_toleration(spec: str) -> str:
 def resource_amount(c: str, resource: str) -> str:
     """CEL: a container's request of `resource` as a number (its limit when it sets no request, as Kubernetes
     defaults a request from the limit), 0.0 when it sets neither."""
+    return f"(has({c}.resources) ? {resources_amount(f'{c}.resources', resource)} : 0.0)"
+
+
+def resources_amount(res: str, resource: str) -> str:
+    """CEL: `resource` of a ResourceRequirements `res` (which exists), as resource_amount reads a container's."""
     def held(field: str) -> str:
-        return f"has({c}.resources) && has({c}.resources.{field}) && {cel_string(resource)} in {c}.resources.{field}"
+        return f"has({res}.{field}) && {cel_string(resource)} in {res}.{field}"
 
     def amount(field: str) -> str:
-        return f"{quantity(f'{c}.resources.{field}[{cel_string(resource)}]')}.asApproximateFloat()"
+        return f"{quantity(f'{res}.{field}[{cel_string(resource)}]')}.asApproximateFloat()"
 
     return f"({held('requests')} ? {amount('requests')} : ({held('limits')} ? {amount('limits')} : 0.0))"
 
@@ -222,6 +235,78 @@ def pod_amount(spec: str, resource: str) -> str:
     """CEL: what one pod of a pod spec asks for of `resource`: its containers' sum, a lower bound of what
     Kueue counts (init containers and overhead can only add), so a refusal on it is never wrong."""
     return f"{spec}.containers.map(c, {resource_amount('c', resource)}).sum()"
+
+
+# TrainJob (Kubeflow Trainer v2.2.1, trainer.kubeflow.org/v1alpha1): the trainer container's resources, and the pod
+# template patches of its runtime patches, read in place (CEL in the API server has no flatten to make them one
+# list: cel-go's ext.Lists is not in Kubernetes' environment, k8s.io/apiserver pkg/cel/environment/base.go).
+TRAINJOB = "request.kind.kind == 'TrainJob'"
+TRAINER_RESOURCES = "object.spec.trainer.resourcesPerNode"
+HAS_TRAINER_RESOURCES = f"({TRAINJOB} && has(object.spec.trainer) && has({TRAINER_RESOURCES}))"
+
+
+def trainjob_templates(quantifier: str, pred: Any) -> str:
+    """CEL: `quantifier` ('all' or 'exists') of `pred(t)` over a TrainJob's pod template patches (t: an expression
+    for one); vacuous for other kinds and for patches that hold none."""
+    unit = "true" if quantifier == "all" else "false"
+    t = "tjr.template.spec.template"
+    jobs = "tjp.trainingRuntimeSpec.template.spec.replicatedJobs"
+    return (
+        f"({TRAINJOB} && has(object.spec.runtimePatches) ? object.spec.runtimePatches.{quantifier}(tjp, "
+        "has(tjp.trainingRuntimeSpec) && has(tjp.trainingRuntimeSpec.template) && "
+        f"has(tjp.trainingRuntimeSpec.template.spec) && has({jobs}) ? {jobs}.{quantifier}(tjr, "
+        f"has(tjr.template) && has(tjr.template.spec) && has({t}) ? ({pred(t)}) : {unit}) : {unit}) : {unit})"
+    )
+
+
+def has_tas_annotation(t: str) -> str:
+    """CEL: the pod template `t` asks for a Kueue topology."""
+    return (f"(has({t}.metadata) && has({t}.metadata.annotations) && "
+            f"{cel_list(cv.TAS_ANNOTATIONS)}.exists(a, a in {t}.metadata.annotations))")
+
+
+def no_host_path(spec: str) -> str:
+    return f"(!has({spec}.volumes) || {spec}.volumes.all(v, !has(v.hostPath)))"
+
+
+def selects_team_pools(spec: str) -> str:
+    """CEL: the pod spec selects no pool but the team's by the pool label: its nodeSelector, and the `In` terms of
+    its required node affinity (what Kueue matches a flavor's node labels against)."""
+    pool = cel_string(cv.POOL)
+    selector = (f"(!has({spec}.nodeSelector) || !({pool} in {spec}.nodeSelector) || "
+                f"{spec}.nodeSelector[{pool}] in variables.teamPools)")
+    required = f"{spec}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    affinity = (
+        f"(!has({spec}.affinity) || !has({spec}.affinity.nodeAffinity) || !has({required}) || "
+        f"!has({required}.nodeSelectorTerms) || {required}.nodeSelectorTerms.all(term, "
+        f"!has(term.matchExpressions) || term.matchExpressions.all(e, e.key != {pool} || e.operator != 'In' || "
+        "!has(e.values) || e.values.all(x, x in variables.teamPools))))"
+    )
+    return f"({selector} && {affinity})"
+
+
+# The rules a tenant's refusal is asserted by: rule name -> the part of its message that names it (the unit tests
+# and the live layer assert these; docs/submitting-work.md lists them).
+RULES: dict[str, str] = {
+    "queue-label": "workloads that request GPUs must name a Kueue LocalQueue",
+    "queue-name": f"is not a LocalQueue of team namespaces: each has one, {cv.LOCAL_QUEUE_NAME!r}",
+    "queueable-kind": "Kueue cannot queue a",
+    "whole-gpus": "must be whole numbers",
+    "gpus-in-limits": "a GPU request, if set, must equal its limit",
+    "host-namespaces": "hostNetwork, hostPID and hostIPC are not allowed",
+    "host-path": "hostPath volumes are not allowed in team namespaces",
+    "team-pools": "may select only its own pools",
+    "gpu-toleration": "a pod template that requests GPUs must tolerate the GPU taint",
+    "no-gpu-no-toleration": "a pod that requests no GPU may not tolerate the GPU taint",
+    "no-gpu-no-topology": "a pod template that requests no GPU may not ask for a topology",
+    "cpu-only-allowance": "a pod set without GPUs asks for more than team",
+    "node-name": "spec.nodeName may not be set in team namespaces",
+    "topology": "come only from topology-aware pools",
+    "priority-label": "(label kueue.x-k8s.io/priority-class) is not granted to team",
+    "priority-class-name": "is not granted to team",
+    "image-registry": "images must come from a registry team",
+    "job-ttl": "must set spec.ttlSecondsAfterFinished",
+}
 
 
 # Pods per pod set of a Job (and a CronJob's Jobs): parallelism, or completions when fewer (kueue v0.19.2
@@ -263,7 +348,12 @@ def variables(apis: list[tuple[str, str, str, str]], queueable: list[str] | None
     return [
         {"name": "podTemplates", "expression": pod_templates},
         {"name": "podSpecs", "expression": "variables.podTemplates.map(t, t.spec)"},
-        {"name": "requestsGpus", "expression": f"variables.podSpecs.exists(s, {containers('s')}.exists(c, {asks_gpu}))"},
+        {"name": "trainJobGpus", "expression": (
+            f"{HAS_TRAINER_RESOURCES} && ("
+            f"(has({TRAINER_RESOURCES}.limits) && {TRAINER_RESOURCES}.limits.exists(r, {is_gpu('r')})) || "
+            f"(has({TRAINER_RESOURCES}.requests) && {TRAINER_RESOURCES}.requests.exists(r, {is_gpu('r')})))")},
+        {"name": "requestsGpus", "expression": (
+            f"variables.trainJobGpus || variables.podSpecs.exists(s, {containers('s')}.exists(c, {asks_gpu}))")},
         {"name": "gpuLessSpecs", "expression": (
             f"variables.podSpecs.filter(s, !{containers('s')}.exists(c, {asks_gpu}))")},
         # Made by a workload controller: its controlling owner is a workload kind, and the request comes
@@ -285,6 +375,10 @@ def variables(apis: list[tuple[str, str, str, str]], queueable: list[str] | None
         {"name": "team", "expression": (
             f"has(namespaceObject.metadata.labels) && {cel_string(cv.TEAM)} in namespaceObject.metadata.labels ? "
             f"namespaceObject.metadata.labels[{cel_string(cv.TEAM)}] : request.namespace")},
+        {"name": "teamPools", "expression": (
+            f"has(namespaceObject.metadata.annotations) && {cel_string(cv.TEAM_POOLS_ANNOTATION)} in "
+            f"namespaceObject.metadata.annotations ? namespaceObject.metadata.annotations"
+            f"[{cel_string(cv.TEAM_POOLS_ANNOTATION)}].split(',').filter(x, x != '') : []")},
         # The pod templates that ask for no GPU: Kueue can give them only the CPU-only flavor.
         {"name": "gpuLessTemplates", "expression": (
             f"variables.podTemplates.filter(t, !{containers('t.spec')}.exists(c, {asks_gpu}))")},
@@ -300,7 +394,9 @@ def variables(apis: list[tuple[str, str, str, str]], queueable: list[str] | None
         # Per GPU-less pod set: what its pods ask for together (a lower bound of Kueue's count), in cores / bytes.
         *(
             {"name": name, "expression": (
-                f"variables.gpuLessTemplates.map(t, {pod_amount('t.spec', resource)} * double(variables.podSetPods))")}
+                f"variables.gpuLessTemplates.map(t, {pod_amount('t.spec', resource)} * double(variables.podSetPods)) + "
+                f"({HAS_TRAINER_RESOURCES} && !variables.trainJobGpus ? [{resources_amount(TRAINER_RESOURCES, resource)} * "
+                "double(has(object.spec.trainer.numNodes) ? object.spec.trainer.numNodes : 1)] : [])")}
             for name, resource in (("gpuLessCpu", "cpu"), ("gpuLessMemory", "memory"))
         ),
     ]
@@ -310,37 +406,50 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
     q = cv.QUEUE_NAME_LABEL
     # Whole numbers as Kubernetes counts them for extended resources ("1000m" is 1). The quantity
     # library's isInteger() is false for any milli-scaled value, so compare with the truncated value.
-    limit = quantity("c.resources.limits[r]")
-    gpu_limits_integer = (
-        "!has(c.resources) || !has(c.resources.limits) || c.resources.limits.all(r, "
-        f"!{is_gpu('r')} || (isQuantity(string(c.resources.limits[r])) && "
-        f"double(int({limit}.asApproximateFloat())) == {limit}.asApproximateFloat()))"
-    )
-    gpu_requests_equal_limits = (
-        "!has(c.resources) || !has(c.resources.requests) || c.resources.requests.all(r, "
-        f"!{is_gpu('r')} || (has(c.resources.limits) && r in c.resources.limits && "
-        "isQuantity(string(c.resources.requests[r])) && isQuantity(string(c.resources.limits[r])) && "
-        f"{quantity('c.resources.requests[r]')}.compareTo({quantity('c.resources.limits[r]')}) == 0))"
-    )
+    # Each resource rule is written for a ResourceRequirements `res` (a container's, or a TrainJob's trainer's).
+    def gpu_limits_integer(res: str) -> str:
+        limit = quantity(f"{res}.limits[r]")
+        return (
+            f"!has({res}.limits) || {res}.limits.all(r, "
+            f"!{is_gpu('r')} || (isQuantity(string({res}.limits[r])) && "
+            f"double(int({limit}.asApproximateFloat())) == {limit}.asApproximateFloat()))"
+        )
+
+    def gpu_requests_equal_limits(res: str) -> str:
+        return (
+            f"!has({res}.requests) || {res}.requests.all(r, "
+            f"!{is_gpu('r')} || (has({res}.limits) && r in {res}.limits && "
+            f"isQuantity(string({res}.requests[r])) && isQuantity(string({res}.limits[r])) && "
+            f"{quantity(f'{res}.requests[r]')}.compareTo({quantity(f'{res}.limits[r]')}) == 0))"
+        )
+
     shared = cel_string(cv.SHARED_GPU_RESOURCE)
-    shared_at_most_one = (
-        f"!has(c.resources) || !has(c.resources.limits) || !({shared} in c.resources.limits) || "
-        f"!isQuantity(string(c.resources.limits[{shared}])) || "
-        f"{quantity(f'c.resources.limits[{shared}]')}.compareTo("
-        f"quantity({cel_string(str(cv.SHARED_GPU_MAX_PER_CONTAINER))})) <= 0"
-    )
+
+    def shared_at_most_one(res: str) -> str:
+        return (
+            f"!has({res}.limits) || !({shared} in {res}.limits) || "
+            f"!isQuantity(string({res}.limits[{shared}])) || "
+            f"{quantity(f'{res}.limits[{shared}]')}.compareTo("
+            f"quantity({cel_string(str(cv.SHARED_GPU_MAX_PER_CONTAINER))})) <= 0"
+        )
+
     asks_gpu = container_asks_gpu()
     host = (
         "!(has(s.hostNetwork) && s.hostNetwork == true) && !(has(s.hostPID) && s.hostPID == true) && "
         "!(has(s.hostIPC) && s.hostIPC == true)"
     )
-    every_container = lambda rule: f"variables.podSpecs.all(s, {containers('s')}.all(c, {rule}))"  # noqa: E731
+
+    def every_resources(rule: Any) -> str:
+        """Every container's resources and a TrainJob trainer's."""
+        return (f"variables.podSpecs.all(s, {containers('s')}.all(c, !has(c.resources) || ({rule('c.resources')}))) && "
+                f"(!{HAS_TRAINER_RESOURCES} || ({rule(TRAINER_RESOURCES)}))")
+
     gpu_taint = f"{cv.GPU_TAINT_KEY}={cv.GPU_TAINT_VALUE}:{cv.TAINT_EFFECT}"
     return [
         {
             "expression": "!variables.requestsGpus || variables.controlled || variables.queueable",
             "messageExpression": (
-                "'Kueue cannot queue a ' + request.kind.kind + ' with the Kueue integrations of this platform, so it "
+                f"'{RULES['queueable-kind']} ' + request.kind.kind + ' with the Kueue integrations of this platform, so it "
                 "may not request GPUs in a team namespace; GPU workloads are one of: ' + "
                 f"{cel_list(queueable or [])}.join(', ')"
             ),
@@ -349,18 +458,29 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
         {
             "expression": "!variables.requestsGpus || variables.controlled || variables.queueName != ''",
             "message": (
-                f"workloads that request GPUs must name a Kueue LocalQueue in the label {q} (each team "
+                f"{RULES['queue-label']} in the label {q} (each team "
                 f"namespace has one called {cv.LOCAL_QUEUE_NAME!r}; for a CronJob, on spec.jobTemplate.metadata)"
             ),
             "reason": "Forbidden",
         },
         {
-            "expression": every_container(gpu_limits_integer),
-            "message": "GPU resources (nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*) must be whole numbers",
+            # Create only: a workload made before this rule must still take Kueue's own updates.
+            "expression": (
+                f"request.operation != 'CREATE' || variables.queueName == '' || "
+                f"variables.queueName == {cel_string(cv.LOCAL_QUEUE_NAME)}"
+            ),
+            "messageExpression": "'queue ' + variables.queueName + " + cel_string(
+                f" (label {q}) {RULES['queue-name']}: Kueue would keep the workload pending forever (its LocalQueue "
+                "does not exist), and tenants cannot make LocalQueues"),
             "reason": "Invalid",
         },
         {
-            "expression": every_container(shared_at_most_one),
+            "expression": every_resources(gpu_limits_integer),
+            "message": f"GPU resources (nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*) {RULES['whole-gpus']}",
+            "reason": "Invalid",
+        },
+        {
+            "expression": every_resources(shared_at_most_one),
             "message": (
                 f"a container may ask for at most {cv.SHARED_GPU_MAX_PER_CONTAINER} {cv.SHARED_GPU_RESOURCE}: on "
                 "time-sliced pools the device plugin refuses more per container (failRequestsGreaterThanOne: "
@@ -371,19 +491,33 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
             "reason": "Invalid",
         },
         {
-            "expression": every_container(gpu_requests_equal_limits),
-            "message": "GPU resources belong in resources.limits; a GPU request, if set, must equal its limit",
+            "expression": every_resources(gpu_requests_equal_limits),
+            "message": f"GPU resources belong in resources.limits; {RULES['gpus-in-limits']}",
             "reason": "Invalid",
         },
         {
             "expression": f"variables.podSpecs.all(s, {host})",
-            "message": "hostNetwork, hostPID and hostIPC are not allowed in tenant namespaces",
+            "message": f"{RULES['host-namespaces']} in tenant namespaces",
             "reason": "Forbidden",
         },
         {
-            "expression": f"variables.gpuLessSpecs.all(s, !{tolerates_gpu_taint('s')})",
+            # Pod Security `baseline` refuses hostPath pods too, but only the Pods: a JobSet, TrainJob, RayJob or
+            # LeaderWorkerSet with one would be accepted and its controller's pods refused later, out of sight.
+            "expression": (f"variables.podSpecs.all(s, {no_host_path('s')}) && "
+                           f"{trainjob_templates('all', lambda t: no_host_path(f'{t}.spec'))}"),
             "message": (
-                f"a pod that requests no GPU may not tolerate the GPU taint {gpu_taint}: GPU nodes are for GPU "
+                f"{RULES['host-path']}: a node's filesystem is not the team's (Pod Security refuses the pods "
+                "too, after the workload was accepted); use the team's volumes (docs/data-path.md)"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": (
+                f"variables.gpuLessSpecs.all(s, !{tolerates_gpu_taint('s')}) && (variables.trainJobGpus || "
+                f"{trainjob_templates('all', lambda t: '!' + tolerates_gpu_taint(f'{t}.spec'))})"
+            ),
+            "message": (
+                f"{RULES['no-gpu-no-toleration']} {gpu_taint}: GPU nodes are for GPU "
                 f"work; work without GPUs is admitted only on the {cv.CPU_FLAVOR!r} flavor and runs on CPU nodes"
             ),
             "reason": "Forbidden",
@@ -392,24 +526,26 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
             # Create only: Kueue's own updates of a workload made before this rule (suspending it, restoring
             # its template) must pass, and a template without the toleration only keeps itself from admission.
             "expression": (
-                "request.operation != 'CREATE' || variables.podSpecs.all(s, "
-                f"!{containers('s')}.exists(c, {asks_gpu}) || {carries_gpu_toleration('s')})"
+                "request.operation != 'CREATE' || (variables.podSpecs.all(s, "
+                f"!{containers('s')}.exists(c, {asks_gpu}) || {carries_gpu_toleration('s')}) && "
+                f"(!variables.trainJobGpus || {trainjob_templates('exists', lambda t: carries_gpu_toleration(f'{t}.spec'))}))"
             ),
             "message": (
-                f"a pod template that requests GPUs must tolerate the GPU taint {gpu_taint} itself (tolerations: "
+                f"{RULES['gpu-toleration']} {gpu_taint} itself (tolerations: "
                 f"[{{key: {cv.GPU_TOLERATION['key']}, operator: {cv.GPU_TOLERATION['operator']}, effect: "
-                f"{cv.GPU_TOLERATION['effect']}}}]): Kueue gives a pool's flavor only to pod sets that tolerate its "
-                "taint, so without it the workload would never be admitted; python -m platform_cli job sets it"
+                f"{cv.GPU_TOLERATION['effect']}}}]; a TrainJob in a runtime patch's pod template): Kueue gives a pool's "
+                "flavor only to pod sets that tolerate its taint, so without it the workload would never be admitted; "
+                "python -m platform_cli job sets it"
             ),
             "reason": "Invalid",
         },
         {
             "expression": (
-                "request.operation != 'CREATE' || variables.gpuLessTemplates.all(t, !(has(t.metadata) && "
-                f"has(t.metadata.annotations) && {cel_list(cv.TAS_ANNOTATIONS)}.exists(a, a in t.metadata.annotations)))"
+                f"request.operation != 'CREATE' || (variables.gpuLessTemplates.all(t, !{has_tas_annotation('t')}) && "
+                f"(variables.trainJobGpus || {trainjob_templates('all', lambda t: '!' + has_tas_annotation(t))}))"
             ),
             "message": (
-                "a pod template that requests no GPU may not ask for a topology (kueue.x-k8s.io/podset-*-topology): "
+                f"{RULES['no-gpu-no-topology']} (kueue.x-k8s.io/podset-*-topology): "
                 f"work without GPUs is admitted only on the {cv.CPU_FLAVOR!r} flavor, which is not topology-aware, so "
                 "Kueue would never admit it; annotate only the pod templates that request GPUs"
             ),
@@ -424,7 +560,7 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
                 "x <= quantity(variables.cpuOnlyMemory).asApproximateFloat())))"
             ),
             "messageExpression": (
-                "'a pod set without GPUs asks for more than team ' + variables.team + '\\'s CPU-only allowance of ' + "
+                f"'{RULES['cpu-only-allowance']} ' + variables.team + '\\'s CPU-only allowance of ' + "
                 "variables.cpuOnlyCpu + ' CPU and ' + variables.cpuOnlyMemory + ' memory (teams[].limits.cpu and "
                 f"memoryGiB): work without GPUs is admitted only on the Kueue flavor {cv.CPU_FLAVOR}, never on a GPU "
                 "pool, so it could never start; ask for less (per pod times parallelism) or have the allowance raised'"
@@ -436,11 +572,13 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
                 "variables.podTemplates.all(t, "
                 f"!{containers('t.spec')}.exists(c, has(c.resources) && has(c.resources.limits) && "
                 "c.resources.limits.exists(r, r in variables.topologyResources)) || "
-                "(has(t.metadata) && has(t.metadata.annotations) && "
-                f"{cel_list(cv.TAS_ANNOTATIONS)}.exists(a, a in t.metadata.annotations)))"
+                f"{has_tas_annotation('t')}) && "
+                f"(!{HAS_TRAINER_RESOURCES} || !has({TRAINER_RESOURCES}.limits) || "
+                f"!{TRAINER_RESOURCES}.limits.exists(r, r in variables.topologyResources) || "
+                f"{trainjob_templates('exists', has_tas_annotation)})"
             ),
             "messageExpression": (
-                "'the team\\'s ' + variables.topologyResources.join(', ') + ' come only from topology-aware pools, "
+                "'the team\\'s ' + variables.topologyResources.join(', ') + ' " + RULES['topology'] + ", "
                 "where Kueue admits a pod set only if it asks for a topology: annotate the pod template with "
                 f"{cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION}: {cv.TAS_PREFERRED_LEVEL} (or another Kueue topology "
                 "annotation); python -m platform_cli job sets it'"
@@ -448,11 +586,24 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
             "reason": "Invalid",
         },
         {
+            # Create only: Kueue's own update on admission selects the flavor's pool, always one of the team's.
+            "expression": (
+                f"request.operation != 'CREATE' || (variables.podSpecs.all(s, {selects_team_pools('s')}) && "
+                f"{trainjob_templates('all', lambda t: selects_team_pools(f'{t}.spec'))})"
+            ),
+            "messageExpression": (
+                f"'a pod template selects a pool (label {cv.POOL}) that is not team ' + variables.team + '\\'s: a team "
+                f"{RULES['team-pools']} (' + variables.teamPools.join(', ') + '); Kueue would never admit the "
+                "workload on another team\\'s pool, it would wait forever'"
+            ),
+            "reason": "Forbidden",
+        },
+        {
             "expression": (
                 "request.operation != 'CREATE' || "
                 "variables.podSpecs.all(s, !has(s.nodeName) || s.nodeName == '')"
             ),
-            "message": "spec.nodeName may not be set in team namespaces: it bypasses the scheduler, node taints and Kueue",
+            "message": f"{RULES['node-name']}: it bypasses the scheduler, node taints and Kueue",
             "reason": "Forbidden",
         },
     ]
@@ -603,7 +754,7 @@ def image_policy_spec(plan: Plan) -> dict[str, Any]:
     validations = [{
         "expression": "size(variables.deniedImages) == 0",
         "messageExpression": (
-            "'images must come from a registry team ' + variables.team + ' may pull from; not allowed: ' + "
+            f"'{RULES['image-registry']} ' + variables.team + ' may pull from; not allowed: ' + "
             "variables.deniedImages.join(', ') + '; allowed registries: ' + variables.allowedRegistries.join(', ')"
         ),
         "reason": "Forbidden",
@@ -633,7 +784,10 @@ def image_policy_spec(plan: Plan) -> dict[str, Any]:
             # One flat list of names without CEL's (absent) flatten: joined and split on a space, which no
             # image reference contains.
             {"name": "imageNames", "expression": (
-                f"variables.podSpecs.map(s, {image_names('s')}.join(' ')).join(' ').split(' ').filter(i, i != '')")},
+                f"variables.podSpecs.map(s, {image_names('s')}.join(' ')).join(' ').split(' ').filter(i, i != '') + "
+                # A TrainJob's trainer image (its runtime's own images are the platform's: images.CHART_DEFAULT_IMAGES).
+                f"({TRAINJOB} && has(object.spec.trainer) && has(object.spec.trainer.image) ? "
+                "[object.spec.trainer.image] : [])")},
             {"name": "domainQualified", "expression": f"variables.imageNames.map(i, {domain_qualified('i')})"},
             {"name": "images", "expression": f"variables.domainQualified.map(n, {official_qualified('n')})"},
             {"name": "allowedRegistries", "expression": (
@@ -646,23 +800,39 @@ def image_policy_spec(plan: Plan) -> dict[str, Any]:
     }
 
 
+# Kinds whose finished objects are deleted after spec.ttlSecondsAfterFinished, by the framework that queues them:
+# batch/v1 Job (and a CronJob's jobTemplate: the TTL-after-finished controller), JobSet (sigs.k8s.io/jobset v0.10.1
+# api/jobset/v1alpha2/jobset_types.go TTLSecondsAfterFinished: the JobSet and its Jobs), RayJob (KubeRay v1.5.0
+# apis/ray/v1/rayjob_types.go; with shutdownAfterJobFinishes, which Kueue requires of the RayJobs it manages
+# (pkg/controller/jobs/rayjob/rayjob_webhook.go), the RayCluster goes at the TTL, and the RayJob with it because
+# the platform's operator runs with DELETE_RAYJOB_CR_AFTER_JOB_FINISHES: workload_controllers.chart_values).
+# A TrainJob has no TTL (Trainer v2.2.1 TrainJobSpec), and a LeaderWorkerSet serves until deleted.
+TTL_KINDS: tuple[tuple[str, str, str, str, str], ...] = (
+    (cv.FRAMEWORK_JOB, "batch", "v1", "jobs", "Job"),
+    (cv.FRAMEWORK_JOB, "batch", "v1", "cronjobs", "CronJob"),
+    (cv.FRAMEWORK_JOBSET, "jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet"),
+    (cv.FRAMEWORK_RAYJOB, "ray.io", "v1", "rayjobs", "RayJob"),
+)
+
+
 def job_cleanup_policy_spec(plan: Plan) -> dict[str, Any]:
-    """Finished and failed tenant Jobs do not linger: a Job (and a CronJob's jobTemplate) sets
-    ttlSecondsAfterFinished, at most jobs.maxTtlSecondsAfterFinished, so the TTL-after-finished controller
-    deletes it and its pods. Enforced rather than defaulted: defaulting needs a mutating webhook or
+    """Finished and failed tenant Jobs, JobSets and RayJobs do not linger: each (and a CronJob's jobTemplate) sets
+    ttlSecondsAfterFinished, at most jobs.maxTtlSecondsAfterFinished, so its controller deletes it and its pods
+    (TTL_KINDS). Enforced rather than defaulted: defaulting needs a mutating webhook or
     MutatingAdmissionPolicy, which is alpha and off by default in Kubernetes 1.33 (k8s.io/apiserver
     v0.33.13 pkg/features/kube_features.go: MutatingAdmissionPolicy Alpha, Default false), so EKS 1.33 does
-    not serve it. On update only a Job that already had a TTL is held to it (removing or raising it is
-    refused), so Jobs created before the policy can still be unsuspended by Kueue. Jobs a workload
-    controller makes (a JobSet's) are exempt: their owner's lifetime decides."""
+    not serve it. On update only an object that already had a TTL is held to it (removing or raising it is
+    refused), so objects created before the policy can still be unsuspended by Kueue. Objects a workload
+    controller makes (a JobSet's Jobs, a TrainJob's JobSet, a RayJob's submitter Job) are exempt: their owner's
+    lifetime decides. JobSets and RayJobs are matched only while their framework is on."""
     holder = "(request.kind.kind == 'CronJob' ? object.spec.jobTemplate.spec : object.spec)"
     old = ("(request.kind.kind == 'CronJob' ? oldObject.spec.jobTemplate.spec : oldObject.spec)")
     limit = plan.job_max_ttl_seconds
+    kinds = [k for k in TTL_KINDS if k[0] in (cv.FRAMEWORK_JOB, *plan.kueue_integrations)]
     return {
         "failurePolicy": "Fail",
         "matchConstraints": {
-            "resourceRules": [{"apiGroups": ["batch"], "apiVersions": ["v1"], "resources": ["cronjobs", "jobs"],
-                               "operations": ["CREATE", "UPDATE"]}],
+            "resourceRules": resource_rules([(g, v, r, k) for _f, g, v, r, k in kinds]),
             "namespaceSelector": tenant_namespace_selector(),
             "matchPolicy": "Equivalent",
         },
@@ -677,8 +847,8 @@ def job_cleanup_policy_spec(plan: Plan) -> dict[str, Any]:
             "expression": (f"has(variables.holder.ttlSecondsAfterFinished) && "
                            f"variables.holder.ttlSecondsAfterFinished <= {limit}"),
             "message": (
-                f"Jobs in team namespaces must set spec.ttlSecondsAfterFinished, at most {limit} seconds (for a "
-                "CronJob: spec.jobTemplate.spec.ttlSecondsAfterFinished), so that finished and failed Jobs and "
+                f"Jobs, JobSets and RayJobs in team namespaces {RULES['job-ttl']}, at most {limit} seconds (for a "
+                "CronJob: spec.jobTemplate.spec.ttlSecondsAfterFinished), so that finished and failed ones and "
                 f"their pods are deleted; python -m platform_cli job sets {plan.job_ttl_seconds}"
             ),
             "reason": "Invalid",

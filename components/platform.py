@@ -20,6 +20,7 @@ from .node_pools import NodePools
 from .queues import Queues
 from .storage import Storage
 from .tenancy import Tenancy
+from .workload_controllers import WorkloadControllers
 
 
 # The provider's own client-side limiter (pulumi-kubernetes provider/pkg/provider/provider.go: 50 QPS,
@@ -94,6 +95,9 @@ class GpuPlatform(pulumi.ComponentResource):
         self.monitoring = Monitoring("monitoring", plan, self.operator, opts=kopts)
         self.admission = Admission("admission", plan, opts=kopts)
         self.efa = EfaDevicePlugin("efa-device-plugin", plan, opts=kopts) if plan.installs_efa_device_plugin else None
+        # JobSet, Trainer, LeaderWorkerSet, KubeRay (eks stacks). No ordering against Kueue: Kueue sets up a
+        # framework's controller once its CRD appears (v0.19.2 pkg/controller/jobframework/setup.go WaitForAPI).
+        self.workload_controllers = WorkloadControllers("workload-controllers", plan, opts=kopts)
         self.karpenter: Karpenter | None = None
         if plan.karpenter is not None and self.node_pools is not None:
             self.karpenter = Karpenter("karpenter", plan, plan.karpenter, self.node_pools.access,
@@ -114,7 +118,7 @@ class GpuPlatform(pulumi.ComponentResource):
             "teams": {t.name: {"namespaces": list(t.namespaces), "clusterQueue": t.cluster_queue} for t in self.plan.teams},
         }
         for part in (self.node_pools, self.operator, self.queues, self.tenancy, self.monitoring, self.admission, self.efa,
-                     self.karpenter, self.storage):
+                     self.karpenter, self.storage, self.workload_controllers):
             if part is not None:
                 out.update(part.exports())
         return out

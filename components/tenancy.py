@@ -58,8 +58,10 @@ def namespace_labels(plan: Plan, team: TeamPlan) -> dict[str, str]:
 
 
 def workload_apis(plan: Plan) -> list[tuple[str, str, str, str]]:
-    """(group, version, plural, kind) of batch Jobs plus every configured Kueue integration's workload API."""
-    names = ["batch/job", *plan.spec.addons.kueue.integrations]
+    """(group, version, plural, kind) of batch Jobs plus every configured Kueue integration's workload API: what a
+    team member may create in the team's namespaces (JobSet, TrainJob, LeaderWorkerSet, RayJob, RayCluster when
+    their controllers are installed), never anything cluster-scoped."""
+    names = ["batch/job", *plan.kueue_integrations]
     out: list[tuple[str, str, str, str]] = []
     for name in names:
         for api in cv.KUEUE_INTEGRATION_APIS.get(name, ()):
@@ -163,7 +165,7 @@ def network_policy_specs(plan: Plan, team: TeamPlan) -> dict[str, dict[str, Any]
             }]}],
         },
     }
-    if cv.uses_kuberay(plan.spec.addons.kueue.integrations):
+    if plan.uses_kuberay:
         specs[cv.NETWORK_POLICY_ALLOW_KUBERAY] = kuberay_operator_policy_spec()
     if team.egress:
         specs[cv.NETWORK_POLICY_ALLOW_EGRESS] = {

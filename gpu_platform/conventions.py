@@ -182,7 +182,20 @@ TENANT_PSA_LEVELS: tuple[str, ...] = ("baseline", "restricted")
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 KUEUE_NAMESPACE = "kueue-system"
 MONITORING_NAMESPACE = "monitoring"
-PLATFORM_NAMESPACES: tuple[str, ...] = (GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE, MONITORING_NAMESPACE)
+# The workload controllers' namespaces (addons.jobset, trainer, leaderWorkerSet, kuberay; issue 24): where each
+# project's own install docs put it, so a runbook or an upstream issue reads the same. JobSet: charts/jobset/
+# README.md ("in the `jobset-system` namespace"); LeaderWorkerSet: site/content/en/docs/installation/_index.md
+# (`--namespace lws-system`); Kubeflow Trainer: manifests/overlays/manager/kustomization.yaml (`namespace:
+# kubeflow-system`) and its chart README; KubeRay: a namespace of the platform's own (upstream installs into
+# `default`, which the platform does not manage).
+JOBSET_NAMESPACE = "jobset-system"
+TRAINER_NAMESPACE = "kubeflow-system"
+LWS_NAMESPACE = "lws-system"
+KUBERAY_NAMESPACE = "kuberay-system"
+WORKLOAD_CONTROLLER_NAMESPACES: tuple[str, ...] = (JOBSET_NAMESPACE, TRAINER_NAMESPACE, LWS_NAMESPACE, KUBERAY_NAMESPACE)
+PLATFORM_NAMESPACES: tuple[str, ...] = (
+    GPU_OPERATOR_NAMESPACE, KUEUE_NAMESPACE, MONITORING_NAMESPACE, *WORKLOAD_CONTROLLER_NAMESPACES,
+)
 # Namespaces a tenant may never claim: Kubernetes' own plus the platform's.
 RESERVED_NAMESPACES: tuple[str, ...] = (
     "default", "kube-system", "kube-public", "kube-node-lease", *PLATFORM_NAMESPACES,
@@ -376,20 +389,22 @@ NETWORK_POLICY_ALLOW_MONITORING = "allow-monitoring-scrape"
 NETWORK_POLICY_ALLOW_EGRESS = "allow-configured-egress"
 NETWORK_POLICY_ALLOW_KUBERAY = "allow-kuberay-operator"
 # KubeRay's operator reaches every Ray head from its own namespace: the RayJob controller submits and polls
-# the job on the head service's dashboard port (ray-project/kuberay ray-operator/controllers/ray/
-# rayjob_controller.go: FetchHeadServiceURL(..., DashboardPortName), then GetJobInfo). KubeRay's own
-# NetworkPolicy controller leaves that path to the platform ("Operator access is intentionally omitted here
-# - platforms that need it should inject it": networkpolicy_controller.go, buildHeadIngressRules), so the
-# tenant default deny must open it: from pods labelled app.kubernetes.io/component=kuberay-operator (set by
-# both its Helm chart, helm-chart/kuberay-operator/templates/deployment.yaml, and its kustomization,
-# ray-operator/config/manager/manager.yaml) in the operator's namespace, matched by kubernetes.io/metadata.name
-# so no pod label can forge it, to pods labelled ray.io/node-type=head, on the dashboard and Ray Client ports
-# (ray-operator/controllers/ray/utils/constant.go: DefaultDashboardPort 8265, DefaultClientPort 10001). The
-# namespace is where KubeRay installs by default (ray-operator/config/default/kustomization.yaml
-# `namespace: default`; a Helm release without -n); it is reserved, so no team can own it and pass a pod
-# off as the operator.
+# the job on the head service's dashboard port (ray-project/kuberay ray-operator v1.5.0 controllers/ray/
+# rayjob_controller.go: FetchHeadServiceURL(..., DashboardPortName), then GetJobInfo; the RayService
+# controller likewise). At v1.5.0 the operator dials no other head port (not GCS, 6379: it reaches GCS health
+# only through the dashboard's api/gcs_healthz, controllers/ray/utils/constant.go RayDashboardGCSHealthPath) and
+# makes no NetworkPolicy of its own (the networkpolicy_controller.go of later releases, which leaves "Operator
+# access ... intentionally omitted ... platforms that need it should inject it", is not in v1.5.0). So the
+# tenant default deny must open that path: from pods labelled app.kubernetes.io/component=kuberay-operator
+# (its Helm chart, helm-chart/kuberay-operator/templates/deployment.yaml with componentOverride
+# kuberay-operator, and its kustomization, ray-operator/config/manager/manager.yaml) in the operator's
+# namespace, matched by kubernetes.io/metadata.name so no pod label can forge it, to pods labelled
+# ray.io/node-type=head, on the dashboard and Ray Client ports (ray-operator/controllers/ray/utils/constant.go:
+# DefaultDashboardPort 8265, DefaultClientPort 10001). The platform installs the operator in a namespace of
+# its own (WORKLOAD_CONTROLLER_NAMESPACES); it is reserved, so no team can own it and pass a pod off as the
+# operator. (Upstream's kustomization installs into `default`: ray-operator/config/default/kustomization.yaml.)
 KUBERAY_API_GROUP = "ray.io"
-KUBERAY_OPERATOR_NAMESPACE = "default"
+KUBERAY_OPERATOR_NAMESPACE = KUBERAY_NAMESPACE
 KUBERAY_OPERATOR_POD_LABELS: dict[str, str] = {COMPONENT: "kuberay-operator"}
 RAY_NODE_TYPE_LABEL = f"{KUBERAY_API_GROUP}/node-type"
 RAY_HEAD_POD_LABELS: dict[str, str] = {RAY_NODE_TYPE_LABEL: "head"}
@@ -431,20 +446,44 @@ TENANT_WORKLOAD_POLICY = f"tenant-workloads.{PREFIX}"
 # ... and the one that keeps NetworkPolicies in tenant namespaces in the platform's hands.
 TENANT_NETWORK_POLICY_GUARD = f"tenant-network-policies.{PREFIX}"
 
+# Kueue's framework names (`integrations.frameworks`): every FrameworkName of Kueue v0.19.2 (sigs.k8s.io/kueue
+# pkg/controller/jobs/*/*_controller.go). Kueue refuses a name it does not know at start-up
+# (pkg/controller/jobframework/integrationmanager.go checkEnabledListDependencies, errIntegrationNotFound).
+FRAMEWORK_JOB = "batch/job"
+FRAMEWORK_POD = "pod"
+FRAMEWORK_DEPLOYMENT = "deployment"
+FRAMEWORK_STATEFULSET = "statefulset"
+FRAMEWORK_JOBSET = "jobset.x-k8s.io/jobset"
+FRAMEWORK_TRAINJOB = "trainer.kubeflow.org/trainjob"
+FRAMEWORK_LWS = "leaderworkerset.x-k8s.io/leaderworkerset"
+FRAMEWORK_RAYJOB = "ray.io/rayjob"
+FRAMEWORK_RAYCLUSTER = "ray.io/raycluster"
+FRAMEWORK_RAYSERVICE = "ray.io/rayservice"
+KUEUE_FRAMEWORKS: tuple[str, ...] = (
+    FRAMEWORK_JOB, FRAMEWORK_POD, FRAMEWORK_DEPLOYMENT, FRAMEWORK_STATEFULSET, FRAMEWORK_JOBSET, FRAMEWORK_TRAINJOB,
+    FRAMEWORK_LWS, FRAMEWORK_RAYJOB, FRAMEWORK_RAYCLUSTER, FRAMEWORK_RAYSERVICE,
+    "kubeflow.org/mpijob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/xgboostjob",
+    "kubeflow.org/paddlejob", "kubeflow.org/jaxjob", "workload.codeflare.dev/appwrapper",
+    "sparkoperator.k8s.io/sparkapplication",
+)
+# The frameworks whose objects Kubernetes itself runs (no controller to install).
+BUILTIN_FRAMEWORKS: tuple[str, ...] = (FRAMEWORK_JOB, FRAMEWORK_POD, FRAMEWORK_DEPLOYMENT, FRAMEWORK_STATEFULSET)
+
 # Workload APIs of Kueue's integrations (the names of Kueue's `integrations.frameworks`), as
-# (group, version, plural, kind). Sources: Kueue docs "Run a ..." task pages and each project's CRDs.
+# (group, version, plural, kind). Sources: Kueue docs "Run a ..." task pages and each project's CRDs
+# (JobSet v0.10.1 config/components/crd; LeaderWorkerSet v0.7.0 charts/lws/templates/crds; Kubeflow Trainer
+# v2.2.1 manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml, v1alpha1; KubeRay v1.5.0 config/crd).
 KUEUE_INTEGRATION_APIS: dict[str, tuple[tuple[str, str, str, str], ...]] = {
-    "batch/job": (("batch", "v1", "jobs", "Job"), ("batch", "v1", "cronjobs", "CronJob")),
-    "pod": (("", "v1", "pods", "Pod"),),
-    "deployment": (("apps", "v1", "deployments", "Deployment"),),
-    "statefulset": (("apps", "v1", "statefulsets", "StatefulSet"),),
-    "jobset.x-k8s.io/jobset": (("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet"),),
-    "leaderworkerset.x-k8s.io/leaderworkerset": (
-        ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet"),
-    ),
+    FRAMEWORK_JOB: (("batch", "v1", "jobs", "Job"), ("batch", "v1", "cronjobs", "CronJob")),
+    FRAMEWORK_POD: (("", "v1", "pods", "Pod"),),
+    FRAMEWORK_DEPLOYMENT: (("apps", "v1", "deployments", "Deployment"),),
+    FRAMEWORK_STATEFULSET: (("apps", "v1", "statefulsets", "StatefulSet"),),
+    FRAMEWORK_JOBSET: (("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet"),),
+    FRAMEWORK_TRAINJOB: (("trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob"),),
+    FRAMEWORK_LWS: (("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet"),),
     "kubeflow.org/pytorchjob": (("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob"),),
-    "ray.io/rayjob": (("ray.io", "v1", "rayjobs", "RayJob"),),
-    "ray.io/raycluster": (("ray.io", "v1", "rayclusters", "RayCluster"),),
+    FRAMEWORK_RAYJOB: (("ray.io", "v1", "rayjobs", "RayJob"),),
+    FRAMEWORK_RAYCLUSTER: (("ray.io", "v1", "rayclusters", "RayCluster"),),
 }
 
 # CPU-only work. Kueue 0.19 gives every Job and Pod without a queue label in a managed namespace the
@@ -467,6 +506,9 @@ TOPOLOGY_RESOURCES_ANNOTATION = f"{PREFIX}/topology-resources"
 # GPUs that asks for more can never be admitted, so admission refuses it at creation.
 CPU_ONLY_CPU_ANNOTATION = f"{PREFIX}/cpu-only-cpu"
 CPU_ONLY_MEMORY_ANNOTATION = f"{PREFIX}/cpu-only-memory"
+# ... and the pools the team has quota on (comma separated): a pod template may select only these by the pool label
+# (nodeSelector or required node affinity); Kueue would never give it another team's pool's flavor.
+TEAM_POOLS_ANNOTATION = f"{PREFIX}/pools"
 # Admission: the ValidatingAdmissionPolicy that keeps tenants inside their granted priorities and off
 # GPU nodes they do not pay for.
 TENANT_PRIORITY_POLICY = f"tenant-priorities.{PREFIX}"

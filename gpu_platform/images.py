@@ -26,13 +26,23 @@ DIGEST_SEPARATOR = "@sha256:"
 # (kueue_config.KUEUE_IMAGE_REPOSITORY), the GPU Operator's operands (nvcr.io/nvidia and its
 # cloud-native and k8s sub-repositories: ../shared/reference/gpu-operator-v26.7.0-chart-values.yaml), the
 # EFA device plugin (its chart's image.repository: tests/fixtures/charts/aws-efa-k8s-device-plugin-v0.5.30-values.yaml)
-# Karpenter's controller (aws/karpenter-provider-aws v1.15.2 charts/karpenter/values.yaml controller.image.repository)
-# and Docker Hub's official images, where the job template's default image lives (jobs.DEFAULT_IMAGE).
+# Karpenter's controller (aws/karpenter-provider-aws v1.15.2 charts/karpenter/values.yaml controller.image.repository),
+# the workload controllers (workload_controllers.CONTROLLERS image_repository: JobSet and LeaderWorkerSet from
+# registry.k8s.io, Trainer from ghcr.io/kubeflow/trainer, KubeRay from quay.io/kuberay), Trainer's torch runtime
+# image (docker.io/pytorch: charts/kubeflow-trainer/templates/runtimes/torch-distributed.yaml, v2.2.1) and Ray's
+# images (docker.io/rayproject: the RayJob template's head and workers, jobs.RAY_IMAGE), and Docker Hub's official
+# images, where the job template's default image lives (jobs.DEFAULT_IMAGE).
 DEFAULT_ALLOWED_REGISTRIES: tuple[str, ...] = (
     "registry.k8s.io/kueue",
+    "registry.k8s.io/jobset",
+    "registry.k8s.io/lws",
+    "ghcr.io/kubeflow/trainer",
+    "quay.io/kuberay",
     "public.ecr.aws/karpenter",
     "nvcr.io/nvidia",
     "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks",
+    f"{DOCKER_HUB}/pytorch",
+    f"{DOCKER_HUB}/rayproject",
     DOCKER_HUB_OFFICIAL,
 )
 
@@ -46,6 +56,8 @@ CHART_DEFAULT_IMAGES: dict[str, tuple[str, ...]] = {
     ),
     "aws-efa-k8s-device-plugin": ("602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin",),
     "karpenter": ("public.ecr.aws/karpenter/controller",),
+    # The torch-distributed runtime's trainer image (workload_controllers.CONTROLLERS[trainer]).
+    "kubeflow-trainer": ("docker.io/pytorch/pytorch",),
 }
 
 # An allowlist entry: a registry host (optional port) and optional repository path, lowercase, no scheme,

@@ -87,6 +87,10 @@ class JobRequest:
     duration: str = DEFAULT_DURATION
     name: str | None = None
     namespace: str | None = None
+    # The kind of workload (workload_templates.KINDS): a batch Job, or a JobSet, TrainJob, RayJob, LeaderWorkerSet.
+    kind: str = "job"
+    # LeaderWorkerSet groups (serving replicas); each group is `nodes` pods.
+    replicas: int = 1
 
 
 def duration_seconds(value: str) -> int:
@@ -202,36 +206,57 @@ def pod_failure_policy() -> dict[str, Any]:
     ]}
 
 
-def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
-    """The Job (and, for a multi-node job, the headless Service its pods find each other through)."""
-    team, pool, namespace = check(plan, req)
-    name = req.name or f"{pool.name}-{secrets.token_hex(3)}"
-    seconds = duration_seconds(req.duration)
+@dataclass(frozen=True)
+class GpuPod:
+    """The parts of one GPU pod template every kind's template shares: labels, annotations, the container, the
+    pod spec (each kind places them where its API keeps a pod template)."""
+
+    labels: dict[str, Any]
+    annotations: dict[str, Any]
+    container: dict[str, Any]
+    spec: dict[str, Any]
+
+    def template(self) -> dict[str, Any]:
+        return {"metadata": {"labels": self.labels, "annotations": self.annotations}, "spec": self.spec}
+
+
+def object_labels(team: TeamPlan, pool: PoolPlan, priority: str | None) -> dict[str, str]:
+    """Labels of the object Kueue manages: its queue, its priority, and who and where it is for."""
     labels = {
         cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME,
         cv.TEAM: team.name,
         cv.POOL: pool.name,
         cv.MANAGED_BY: cv.MANAGED_BY_VALUE,
     }
-    if req.priority is not None:
-        labels[cv.PRIORITY_CLASS_LABEL] = cv.priority_class_name(req.priority)
+    if priority is not None:
+        labels[cv.PRIORITY_CLASS_LABEL] = cv.priority_class_name(priority)
+    return labels
+
+
+RESTRICTED_CONTAINER_SECURITY: dict[str, Any] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                                                  "runAsNonRoot": True, "runAsUser": 65534}
+
+
+def gpu_pod(plan: Plan, team: TeamPlan, pool: PoolPlan, namespace: str, req: JobRequest,
+            image: str, command: list[str] | None, env: list[dict[str, Any]] | None = None,
+            run_as_user: int = 65534) -> GpuPod:
+    """One pod of `req.gpus` units on `pool`: see the module docstring for what each part is for."""
+    seconds = duration_seconds(req.duration)
     # Pod labels: what DCGM copies onto GPU metrics and cost reports group by.
     pod_labels = {cv.TEAM: team.name, cv.COST_CENTER: team.cost_center, cv.POOL: pool.name,
                   cv.QUEUE_NAME_LABEL: cv.LOCAL_QUEUE_NAME}
     container: dict[str, Any] = {
         "name": CONTAINER_NAME,
-        "image": req.image or DEFAULT_IMAGE,
+        "image": image,
         "resources": resources(pool, req.gpus),
         "volumeMounts": [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}],
         # The restricted Pod Security profile, so the same job runs in every team namespace.
-        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
-                            "runAsNonRoot": True, "runAsUser": 65534},
+        "securityContext": {**RESTRICTED_CONTAINER_SECURITY, "runAsUser": run_as_user},
     }
-    if req.image is None:
-        container["command"] = ["sleep", str(seconds)]
-    if req.nodes > 1:
-        container["env"] = [{"name": "GPU_PLATFORM_NODES", "value": str(req.nodes)},
-                            {"name": "GPU_PLATFORM_COORDINATOR", "value": f"{name}-0.{name}"}]
+    if command is not None:
+        container["command"] = command
+    if env:
+        container["env"] = env
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
         "nodeSelector": {cv.POOL: pool.name},
@@ -254,11 +279,27 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
         pod_spec["serviceAccountName"] = mounts.service_account
         pod_spec["securityContext"]["fsGroup"] = mounts.fs_group
         pod_spec["securityContext"]["fsGroupChangePolicy"] = mounts.fs_group_change_policy
-    if req.nodes > 1:
-        pod_spec["subdomain"] = name
     pod_annotations = {cv.SIM_DURATION_ANNOTATION: f"{seconds}s"}
     if pool.topology is not None:
         pod_annotations[cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION] = cv.TAS_PREFERRED_LEVEL
+    return GpuPod(pod_labels, pod_annotations, container, pod_spec)
+
+
+def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
+    """The Job (and, for a multi-node job, the headless Service its pods find each other through)."""
+    team, pool, namespace = check(plan, req)
+    name = req.name or f"{pool.name}-{secrets.token_hex(3)}"
+    seconds = duration_seconds(req.duration)
+    labels = object_labels(team, pool, req.priority)
+    env = None
+    if req.nodes > 1:
+        env = [{"name": "GPU_PLATFORM_NODES", "value": str(req.nodes)},
+               {"name": "GPU_PLATFORM_COORDINATOR", "value": f"{name}-0.{name}"}]
+    pod = gpu_pod(plan, team, pool, namespace, req, req.image or DEFAULT_IMAGE,
+                  None if req.image else ["sleep", str(seconds)], env)
+    pod_spec = pod.spec
+    if req.nodes > 1:
+        pod_spec["subdomain"] = name
     spec: dict[str, Any] = {
         # Kueue's webhook suspends it too; created suspended, it can never start before Kueue admits it.
         "suspend": True,
@@ -267,10 +308,7 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
         "backoffLimit": 0 if req.nodes > 1 else 3,
         "podFailurePolicy": pod_failure_policy(),
         "ttlSecondsAfterFinished": plan.job_ttl_seconds,
-        "template": {
-            "metadata": {"labels": pod_labels, "annotations": pod_annotations},
-            "spec": pod_spec,
-        },
+        "template": pod.template(),
     }
     if req.nodes > 1:
         spec["completionMode"] = "Indexed"

@@ -129,7 +129,6 @@ LOCAL_ONLY_PATHS: tuple[tuple[str, ...], ...] = (
 
 def controller_config(plan: Plan) -> dict[str, Any]:
     """The controller's Configuration (config.kueue.x-k8s.io/v1beta2)."""
-    addons = plan.spec.addons
     config: dict[str, Any] = {
         "apiVersion": KUEUE_CONFIG_API_VERSION,
         "kind": "Configuration",
@@ -154,7 +153,9 @@ def controller_config(plan: Plan) -> dict[str, Any]:
             "backoffMaxSeconds": REQUEUE_BACKOFF_MAX_SECONDS,
         },
     }
-    config["integrations"] = {"frameworks": list(addons.kueue.integrations)}
+    # The installed controllers' frameworks (the spec refuses one whose controller is not installed), with `pod`
+    # where Kueue implies it anyway (workload_controllers.effective_frameworks).
+    config["integrations"] = {"frameworks": list(plan.kueue_integrations)}
     config["fairSharing"] = {"preemptionStrategies": list(FAIR_SHARING_PREEMPTION_STRATEGIES)}
     config["resources"] = {"excludeResourcePrefixes": list(EXCLUDED_RESOURCE_PREFIXES)}
     config["objectRetentionPolicies"] = object_retention_policies(plan)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
-from . import audit, catalog, conventions as cv
+from . import audit, catalog, conventions as cv, workload_controllers as wc
 from .data import DataPlan, namespace_quota_with_claims, plan_data
 from .karpenter import KarpenterPlan, KarpenterPoolPlan, plan_controller, plan_pool
 from .pool_derivations import (
@@ -261,11 +261,17 @@ class TeamPlan:
         return tuple(cv.priority_class_name(p) for p in self.allowed_priorities)
 
     @property
+    def pool_names(self) -> tuple[str, ...]:
+        """The pools the team has quota on: the only pools a pod template of the team may select."""
+        return tuple(q.pool for q in self.quotas)
+
+    @property
     def namespace_annotations(self) -> dict[str, str]:
         """What admission reads from a team namespace: the priority classes the team may use, the GPU resources
-        that need a topology request, the registries its images may come from, its CPU-only allowance."""
+        that need a topology request, the registries its images may come from, its CPU-only allowance, its pools."""
         return {
             cv.ALLOWED_PRIORITIES_ANNOTATION: ",".join(self.allowed_priority_classes),
+            cv.TEAM_POOLS_ANNOTATION: ",".join(self.pool_names),
             cv.TOPOLOGY_RESOURCES_ANNOTATION: ",".join(self.topology_resources),
             cv.ALLOWED_REGISTRIES_ANNOTATION: ",".join(self.allowed_registries),
             cv.CPU_ONLY_CPU_ANNOTATION: cpu_quantity(self.cpu_only_cpu_millis),
@@ -366,6 +372,20 @@ class Plan:
     karpenter: KarpenterPlan | None = None
     # The data path (spec `data`, gpu_platform/data.py): team buckets and roles, file systems, storage add-ons.
     data: DataPlan | None = None
+    # Kueue's integrations.frameworks as Kueue runs them (addons.kueue.integrations, with `pod` where Kueue
+    # implies it: workload_controllers.effective_frameworks). Components read this, not the spec.
+    kueue_integrations: tuple[str, ...] = ()
+    # The installed workload controllers (issue 24), deployed from their charts on eks stacks.
+    workload_controllers: tuple[wc.WorkloadControllerPlan, ...] = ()
+
+    def workload_controller(self, key: str) -> wc.WorkloadControllerPlan | None:
+        """The installed controller `key` (workload_controllers.KEYS), or None."""
+        return next((c for c in self.workload_controllers if c.key == key), None)
+
+    @property
+    def uses_kuberay(self) -> bool:
+        """A KubeRay kind is queued, so KubeRay's operator must reach Ray heads through the tenants' default deny."""
+        return cv.uses_kuberay(self.kueue_integrations)
 
     @property
     def managed_node_group_pools(self) -> tuple[PoolPlan, ...]:
@@ -630,6 +650,11 @@ def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...], spec: Pl
             out.append(f"pool {p.name!r}: Karpenter AMI alias {p.karpenter.ami_alias}: every AMI release drifts "
                        "the pool's nodes; pin pools[].karpenter.amiVersion in prod")
     out += [w for w in (capacity_block_upgrade_warning(p, spec.cluster) for p in spec.pools) if w]
+    for name in spec.addons.kueue.integrations:
+        if name not in cv.BUILTIN_FRAMEWORKS and name not in wc.FRAMEWORK_CONTROLLER:
+            out.append(f"Kueue framework {name!r}: no platform add-on installs its controller; until its CRD is on the "
+                       "cluster Kueue waits for it, and the tenant admission policies do not read its kind's pod "
+                       "templates (tenants cannot create it either: no RBAC is granted for it)")
     return tuple(out)
 
 
@@ -708,4 +733,8 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
         kueue_requeue_limit=spec.addons.kueue.requeueLimit,
         karpenter=plan_controller(spec, region),
         data=data,
+        kueue_integrations=wc.effective_frameworks(spec.addons.kueue.integrations),
+        workload_controllers=wc.plan_controllers(
+            {key: (getattr(spec.addons, key).install, getattr(spec.addons, key).version) for key in wc.KEYS},
+            deploy=c.provider == "eks", on_system_pool=c.provider == "eks" and c.systemPool is not None),
     )

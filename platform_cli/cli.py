@@ -93,13 +93,15 @@ def cmd_nodes(args: argparse.Namespace) -> int:
 
 
 def cmd_job(args: argparse.Namespace) -> int:
-    from gpu_platform.jobs import JobError, JobRequest, job
+    from gpu_platform.jobs import JobError, JobRequest
+    from gpu_platform.workload_templates import template
 
     _, plan = load_plan(args.stack, None)
     req = JobRequest(team=args.team, pool=args.pool, gpus=args.gpus, nodes=args.nodes, priority=args.priority,
-                     image=args.image, duration=args.duration, name=args.name, namespace=args.namespace)
+                     image=args.image, duration=args.duration, name=args.name, namespace=args.namespace,
+                     kind=args.kind, replicas=args.replicas)
     try:
-        objects = job(plan, req)
+        objects = template(plan, req)
     except JobError as err:
         raise InputError(str(err)) from None
     doc: Any = objects[0] if len(objects) == 1 else {"apiVersion": "v1", "kind": "List", "items": objects}
@@ -182,8 +184,11 @@ def parser() -> argparse.ArgumentParser:
     n = sub.add_parser("nodes", help="fake Node objects for a stack's pools (local API server)")
     n.add_argument("--stack", required=True)
     n.set_defaults(func=cmd_nodes)
-    j = sub.add_parser("job", help="print a team's Job for a pool, ready for kubectl create -f -")
+    j = sub.add_parser("job", help="print a team's Job (or JobSet, TrainJob, RayJob, LeaderWorkerSet) for a pool, "
+                                   "ready for kubectl create -f -")
     j.add_argument("--stack", required=True)
+    j.add_argument("--kind", default="job", help="job | jobset | trainjob | rayjob | lws (docs/submitting-work.md)")
+    j.add_argument("--replicas", type=int, default=1, help="lws: serving groups, each of --nodes pods")
     j.add_argument("--team", required=True)
     j.add_argument("--pool", required=True)
     j.add_argument("--gpus", type=int, required=True, help="units per pod, in the pool's units")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from typing import Any
 
-from .. import conventions as cv
+from pydantic import Field, field_validator, model_validator
+
+from .. import conventions as cv, workload_controllers as wc
 from .fields import Strict, exact_version
 from .limits import KARPENTER_MINOR, VPC_CNI_MIN_NETWORK_POLICY
 
@@ -46,11 +48,13 @@ class AddonKueue(Strict):
         examples=["0.19.2"],
     )
     integrations: list[str] = Field(
-        default_factory=lambda: [
-            "batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob",
-            "ray.io/rayjob", "ray.io/raycluster", "pod", "deployment",
-        ],
-        description="Kueue framework integrations to enable",
+        default_factory=lambda: wc.default_frameworks({}),
+        description=(
+            "Kueue framework integrations to enable. Unset: batch/job, pod and deployment plus the frameworks of "
+            "every installed workload controller (jobset, trainer, leaderWorkerSet, kuberay). A framework whose "
+            "controller the platform installs but this stack does not is refused, never left for Kueue to wait "
+            "on its CRD; one no platform add-on installs is warned about"
+        ),
         examples=[["batch/job", "jobset.x-k8s.io/jobset", "pod"]],
     )
 
@@ -205,6 +209,53 @@ class AddonKarpenter(Strict):
         return v
 
 
+class _WorkloadController(Strict):
+    """A workload controller (gpu_platform/workload_controllers.py): eks stacks deploy its upstream chart on the
+    system pool; on an existing cluster `install: true` says the cluster runs it (the stack deploys nothing)."""
+
+    _version = field_validator("version", check_fields=False)(lambda v: exact_version(v))
+
+
+def _install(title: str, kinds: str) -> Any:
+    return Field(
+        default=True,
+        description=(
+            f"the platform runs {title} ({kinds}): eks stacks deploy its Helm chart on the system pool; on an "
+            "existing cluster it must already run there. Kueue's integrations follow it"
+        ),
+        examples=[True],
+    )
+
+
+def _version_field(key: str) -> Any:
+    c = wc.CONTROLLERS[key]
+    return Field(
+        default=c.default_version,
+        description=f"exact {c.title} chart version ({c.chart}); the controller image is the same release",
+        examples=[c.default_version],
+    )
+
+
+class AddonJobSet(_WorkloadController):
+    install: bool = _install("JobSet", "JobSet: multi-node training as groups of Jobs")
+    version: str = _version_field(wc.JOBSET)
+
+
+class AddonTrainer(_WorkloadController):
+    install: bool = _install("Kubeflow Trainer v2", "TrainJob and the torch-distributed runtime; runs on JobSet")
+    version: str = _version_field(wc.TRAINER)
+
+
+class AddonLeaderWorkerSet(_WorkloadController):
+    install: bool = _install("LeaderWorkerSet", "LeaderWorkerSet: multi-node inference groups")
+    version: str = _version_field(wc.LWS)
+
+
+class AddonKubeRay(_WorkloadController):
+    install: bool = _install("the KubeRay operator", "RayJob, RayCluster")
+    version: str = _version_field(wc.KUBERAY)
+
+
 class Addons(Strict):
     gpuOperator: AddonGpuOperator = Field(
         default_factory=AddonGpuOperator,
@@ -241,3 +292,40 @@ class Addons(Strict):
         description="eks stacks with a `provisioner: karpenter` pool: the Karpenter controller",
         examples=[{"version": "1.15.2"}],
     )
+    jobset: AddonJobSet = Field(
+        default_factory=AddonJobSet,
+        description="the JobSet controller (JobSet; Kubeflow Trainer runs on it)",
+        examples=[{"install": True, "version": "0.10.1"}],
+    )
+    trainer: AddonTrainer = Field(
+        default_factory=AddonTrainer,
+        description="Kubeflow Trainer v2 (TrainJob, the torch-distributed runtime); needs jobset",
+        examples=[{"install": True, "version": "2.2.1"}],
+    )
+    leaderWorkerSet: AddonLeaderWorkerSet = Field(
+        default_factory=AddonLeaderWorkerSet,
+        description="the LeaderWorkerSet controller (multi-node inference)",
+        examples=[{"install": True, "version": "0.7.0"}],
+    )
+    kuberay: AddonKubeRay = Field(
+        default_factory=AddonKubeRay,
+        description="the KubeRay operator (RayJob, RayCluster)",
+        examples=[{"install": True, "version": "1.5.0"}],
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _integrations_follow_controllers(cls, data: Any) -> Any:
+        """Unset Kueue integrations are the built-in kinds plus the installed controllers' frameworks, so turning
+        a controller off turns its integration off with it (and a stale default never refers to it)."""
+        if not isinstance(data, dict):
+            return data
+        kueue = data.get("kueue", {})
+        if not isinstance(kueue, dict) or "integrations" in kueue:
+            return data
+        installed = {}
+        for key in wc.KEYS:
+            addon = data.get(key, {})
+            install = addon.get("install", True) if isinstance(addon, dict) else True
+            installed[key] = install if isinstance(install, bool) else True
+        return {**data, "kueue": {**kueue, "integrations": wc.default_frameworks(installed)}}

@@ -41,13 +41,18 @@ def check_api_versions(r: Resource, cfg: Config, report: Report) -> None:
 
 
 def value_images(values: Any) -> Iterator[str]:
-    """Image references in Helm values, by the charts' two shapes: `{repository, image}` (the GPU Operator's
-    operands: repository is the registry path, image the name) and `{repository, tag}` (Kueue, the EFA
-    plugin: repository is the whole name); and a plain string under an `image` key."""
+    """Image references in Helm values, by the charts' three shapes: `{repository, image}` (the GPU Operator's
+    operands: repository is the registry path, image the name), `{registry, repository, tag}` (Kubeflow Trainer:
+    charts/kubeflow-trainer/templates/_helpers.tpl trainer.image joins registry and repository) and
+    `{repository, tag}` (Kueue, the EFA plugin: repository is the whole name); and a plain string under an
+    `image` key."""
     if isinstance(values, Mapping):
         repo = o.text(values.get("repository"))
         name = values.get("image")
-        if repo:
+        registry = o.text(values.get("registry"))
+        if repo and registry:
+            yield f"{registry}/{repo}"
+        elif repo:
             yield f"{repo}/{name}" if isinstance(name, str) and name else repo
         elif isinstance(name, str) and name:
             yield name

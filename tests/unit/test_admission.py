@@ -114,9 +114,12 @@ def test_matches_pods_jobs_and_the_configured_integrations_on_create_and_update(
     spec = policy()["spec"]
     got = matched(spec)
     assert {("", "v1", "pods"), ("batch", "v1", "jobs")} <= got
-    # prod keeps Kueue's default integrations: JobSet, PyTorchJob, Ray and Deployments are checked too.
-    assert {("jobset.x-k8s.io", "v1alpha2", "jobsets"), ("kubeflow.org", "v1", "pytorchjobs"),
-            ("ray.io", "v1", "rayjobs"), ("ray.io", "v1", "rayclusters"), ("apps", "v1", "deployments")} <= got
+    # prod's integrations follow its installed controllers: JobSet, TrainJob, LeaderWorkerSet, Ray and Deployments
+    # are checked too; PyTorchJob (Kubeflow Training Operator v1, which no add-on installs) is not queued.
+    assert {("jobset.x-k8s.io", "v1alpha2", "jobsets"), ("trainer.kubeflow.org", "v1alpha1", "trainjobs"),
+            ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets"), ("ray.io", "v1", "rayjobs"),
+            ("ray.io", "v1", "rayclusters"), ("apps", "v1", "deployments")} <= got
+    assert ("kubeflow.org", "v1", "pytorchjobs") not in got
     for rule in spec["matchConstraints"]["resourceRules"]:
         assert set(rule["operations"]) == {"CREATE", "UPDATE"}
         assert "*" not in rule["resources"] and "*" not in rule["apiGroups"]
@@ -142,7 +145,8 @@ def _template(tag: str) -> dict[str, Any]:
 
 
 # Where each kind keeps its pod templates, from each project's API (core/v1, batch/v1, apps/v1, JobSet
-# v1alpha2, LeaderWorkerSet v1, Kubeflow training-operator v1, KubeRay v1): (object spec, its templates).
+# v1alpha2, LeaderWorkerSet v1, Kubeflow training-operator v1, Kubeflow Trainer v1alpha1, KubeRay v1): (object
+# spec, its templates).
 SAMPLES: dict[str, tuple[dict[str, Any], list[str]]] = {
     "Job": ({"template": _template("job")}, ["job"]),
     "CronJob": ({"schedule": "@daily", "jobTemplate": {"spec": {"template": _template("cron")}}}, ["cron"]),
@@ -162,8 +166,11 @@ SAMPLES: dict[str, tuple[dict[str, Any], list[str]]] = {
                     "workerGroupSpecs": [{"groupName": "w", "template": _template("ray-worker")}]},
                    ["head", "ray-worker"]),
     "RayJob": ({"rayClusterSpec": {"headGroupSpec": {"template": _template("job-head")},
-                                   "workerGroupSpecs": [{"groupName": "w", "template": _template("job-worker")}]}},
-               ["job-head", "job-worker"]),
+                                   "workerGroupSpecs": [{"groupName": "w", "template": _template("job-worker")}]},
+                "submitterPodTemplate": _template("submitter")},
+               ["job-head", "job-worker", "submitter"]),
+    # No pod template of its own: the trainer's resources and the runtime patches are read where they are.
+    "TrainJob": ({"runtimeRef": {"name": "torch-distributed"}, "trainer": {"image": "busybox:1.37"}}, []),
 }
 
 

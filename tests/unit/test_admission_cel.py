@@ -284,13 +284,13 @@ def test_a_cronjob_names_its_queue_on_the_job_template() -> None:
 
 
 def test_integration_kinds_are_read_where_their_pod_templates_are() -> None:
-    """PyTorchJob (a map of replica specs), JobSet (a list of replicated Jobs), RayCluster (head and worker
+    """LeaderWorkerSet (leader and worker templates), JobSet (a list of replicated Jobs), RayCluster (head and worker
     groups): a whole-number violation deep inside each is found."""
     bad = {"spec": {"containers": [container("0.5")], "tolerations": TOLERATIONS}}
     meta = {"name": "x", "namespace": NS, "labels": labels(True)}
     objs = [
-        {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": meta,
-         "spec": {"pytorchReplicaSpecs": {"Master": {"template": {"spec": pod_spec()}}, "Worker": {"template": bad}}}},
+        {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": meta,
+         "spec": {"leaderWorkerTemplate": {"leaderTemplate": {"spec": pod_spec()}, "workerTemplate": bad}}},
         {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta,
          "spec": {"replicatedJobs": [{"name": "a", "template": {"spec": {"template": {"spec": pod_spec()}}}},
                                      {"name": "b", "template": {"spec": {"template": bad}}}]}},
@@ -310,8 +310,8 @@ def test_integration_kinds_are_read_where_their_pod_templates_are() -> None:
 
 def _specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
     s = obj["spec"]
-    if obj["kind"] == "PyTorchJob":
-        return [r["template"]["spec"] for r in s["pytorchReplicaSpecs"].values()]
+    if obj["kind"] == "LeaderWorkerSet":
+        return [t["spec"] for t in s["leaderWorkerTemplate"].values()]
     if obj["kind"] == "JobSet":
         return [r["template"]["spec"]["template"]["spec"] for r in s["replicatedJobs"]]
     return [s["headGroupSpec"]["template"]["spec"], *(w["template"]["spec"] for w in s["workerGroupSpecs"])]

@@ -758,8 +758,9 @@ def _grants(rules: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], frozens
 
 
 def test_multikueue_worker_role_is_kueues_reference_role_for_the_enabled_integrations() -> None:
-    """Kueue's default integrations (the local stack's: a small render) on a worker: exactly the script's
-    rules for batch Jobs, JobSets, PyTorchJobs, RayJobs, RayClusters and pods. Before, Workloads and
+    """The default integrations (the local stack's: a small render) on a worker: exactly the script's rules for
+    batch Jobs, JobSets, LeaderWorkerSets, RayJobs, RayClusters and pods (TrainJobs and Deployments have no rule
+    of the script's). Before, Workloads and
     RayClusters lacked update and patch (the manager's scale-down of an elastic RayCluster was forbidden on
     the worker) and the queues were unreadable; CronJobs and Deployments, which MultiKueue never dispatches
     (their Jobs and pods it does), were granted."""
@@ -771,7 +772,8 @@ def test_multikueue_worker_role_is_kueues_reference_role_for_the_enabled_integra
     assert _grants(roles[0]["rules"]) == {
         ("batch", "jobs"): MK_MIRROR, ("batch", "jobs/status"): frozenset({"get"}),
         ("jobset.x-k8s.io", "jobsets"): MK_MIRROR, ("jobset.x-k8s.io", "jobsets/status"): frozenset({"get"}),
-        ("kubeflow.org", "pytorchjobs"): MK_MIRROR, ("kubeflow.org", "pytorchjobs/status"): frozenset({"get"}),
+        ("leaderworkerset.x-k8s.io", "leaderworkersets"): MK_MIRROR,
+        ("leaderworkerset.x-k8s.io", "leaderworkersets/status"): frozenset({"get"}),
         ("ray.io", "rayjobs"): MK_MIRROR, ("ray.io", "rayjobs/status"): frozenset({"get"}),
         ("ray.io", "rayclusters"): MK_MIRROR_AND_EDIT, ("ray.io", "rayclusters/status"): frozenset({"get"}),
         ("", "pods"): MK_MIRROR,

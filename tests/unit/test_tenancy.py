@@ -395,8 +395,8 @@ def test_team_admins_cannot_write_rbac() -> None:
 
 # -- KubeRay's operator through the default deny ---------------------------------------------------------
 # KubeRay facts (ray-project/kuberay): the operator pod carries app.kubernetes.io/component=kuberay-operator
-# (helm-chart/kuberay-operator/templates/deployment.yaml, ray-operator/config/manager/manager.yaml) and installs
-# into `default` unless told otherwise (ray-operator/config/default/kustomization.yaml); head pods carry
+# (helm-chart/kuberay-operator/templates/deployment.yaml, ray-operator/config/manager/manager.yaml); the platform
+# installs it in kuberay-system (upstream's kustomization would use `default`); head pods carry
 # ray.io/node-type=head; the dashboard listens on 8265 and Ray Client on 10001 (ray-operator/controllers/ray/
 # utils/constant.go). The RayJob controller polls the job on the head's dashboard (rayjob_controller.go).
 KUBERAY_ALLOW = {
@@ -404,7 +404,7 @@ KUBERAY_ALLOW = {
     "policyTypes": ["Ingress"],
     "ingress": [{
         "from": [{
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "default"}},
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kuberay-system"}},
             "podSelector": {"matchLabels": {"app.kubernetes.io/component": "kuberay-operator"}},
         }],
         "ports": [{"protocol": "TCP", "port": 8265}, {"protocol": "TCP", "port": 10001}],
