@@ -77,16 +77,18 @@ def _url_client_config(config: dict[str, Any], port: int, ca_bundle: str, defaul
     return {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca_bundle}
 
 
-def local_objects(rendered: Iterable[dict[str, Any]], webhook_port: int, ca_pem: bytes) -> list[dict[str, Any]]:
-    """The rendered objects to apply, webhooks and conversions pointed at https://127.0.0.1:PORT."""
+def loopback_objects(rendered: Iterable[dict[str, Any]], webhook_port: int, ca_pem: bytes, *,
+                     keep: set[str], drop: set[str] | dict[str, str], what: str) -> list[dict[str, Any]]:
+    """Rendered chart objects to apply for a host process: `drop` kinds left out, webhooks and CRD conversions
+    pointed at https://127.0.0.1:PORT with `ca_pem`; a kind in neither set is an error (`what` rendered it)."""
     ca_bundle = base64.b64encode(ca_pem).decode()
     out: list[dict[str, Any]] = []
     for obj in rendered:
         kind = obj.get("kind")
-        if kind in DROP:
+        if kind in drop:
             continue
-        if kind not in KEEP:
-            raise ValueError(f"the Kueue chart renders a {kind} this script does not know how to run locally")
+        if kind not in keep:
+            raise ValueError(f"{what} renders a {kind} this script does not know how to run locally")
         if kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
             for hook in obj.get("webhooks", []):
                 hook["clientConfig"] = _url_client_config(hook.get("clientConfig") or {}, webhook_port, ca_bundle, "/")
@@ -97,6 +99,11 @@ def local_objects(rendered: Iterable[dict[str, Any]], webhook_port: int, ca_pem:
                                                              ca_bundle, "/convert")
         out.append(obj)
     return out
+
+
+def local_objects(rendered: Iterable[dict[str, Any]], webhook_port: int, ca_pem: bytes) -> list[dict[str, Any]]:
+    """Kueue's rendered objects to apply, webhooks and conversions pointed at https://127.0.0.1:PORT."""
+    return loopback_objects(rendered, webhook_port, ca_pem, keep=KEEP, drop=DROP, what="the Kueue chart")
 
 
 def namespace_and_secret(ca_crt: bytes, ca_key: bytes, tls_crt: bytes, tls_key: bytes) -> list[dict[str, Any]]:

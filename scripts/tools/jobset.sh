@@ -4,7 +4,7 @@
 # process; Kubeflow Trainer v2 runs its TrainJobs as JobSets.
 #
 #   scripts/tools/jobset.sh               build (cold) or link (warm); prints nothing on stdout
-#   scripts/tools/jobset.sh --print-path  also print the binary's path on stdout
+#   scripts/tools/jobset.sh --src         also print the directory holding charts/jobset of the module
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -19,4 +19,13 @@ tc_build() {
   tc_go_build "$1" "$MODULE@$VERSION" . jobset-controller "-X sigs.k8s.io/jobset/pkg/version.GitVersion=v0.10.1"
 }
 
-tc_main "$@" -- jobset "$VERSION" jobset-controller
+SRC_DIR="$TC_CACHE/src/jobset-$VERSION"
+case "${1:-}" in
+  ""|--src) ;;
+  -h|--help) tc_help; exit 0 ;;
+  *) tc_die "unknown argument: $1 (see --help)" ;;
+esac
+tc_ensure jobset "$VERSION" jobset-controller
+# What the live cluster installs beside the process, from the same module: charts/jobset.
+tc_module_files "$MODULE" "$VERSION" "$SRC_DIR" charts/jobset
+[ "${1:-}" != --src ] || echo "$SRC_DIR"

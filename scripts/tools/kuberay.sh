@@ -4,7 +4,7 @@
 # cluster runs it as a host process.
 #
 #   scripts/tools/kuberay.sh               build (cold) or link (warm); prints nothing on stdout
-#   scripts/tools/kuberay.sh --print-path  also print the binary's path on stdout
+#   scripts/tools/kuberay.sh --src         also print the directory holding config/crd/bases of the module
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -19,4 +19,13 @@ tc_build() {
   tc_go_build "$1" "$MODULE@$VERSION" . kuberay-operator ""
 }
 
-tc_main "$@" -- kuberay "$VERSION" kuberay-operator
+SRC_DIR="$TC_CACHE/src/kuberay-$VERSION"
+case "${1:-}" in
+  ""|--src) ;;
+  -h|--help) tc_help; exit 0 ;;
+  *) tc_die "unknown argument: $1 (see --help)" ;;
+esac
+tc_ensure kuberay "$VERSION" kuberay-operator
+# What the live cluster installs beside the process, from the same module: config/crd/bases.
+tc_module_files "$MODULE" "$VERSION" "$SRC_DIR" config/crd/bases
+[ "${1:-}" != --src ] || echo "$SRC_DIR"

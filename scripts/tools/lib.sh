@@ -215,26 +215,36 @@ tc_module_dir() {
   go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' | grep .
 }
 
-# tc_module_charts MODULE VERSION DIR CHART...: copy the Helm charts charts/CHART of the Go module
-# MODULE@VERSION into DIR/charts/CHART (downloading the module if needed; DIR is replaced whole, so it only
-# ever appears complete). No-op when every chart is there. Callers may set GOTOOLCHAIN for the download.
-tc_module_charts() {
-  local module=$1 version=$2 dest=$3 chart dir have=1
+# tc_module_files MODULE VERSION DIR PATH...: copy the files or directories PATH (relative to the module
+# root) of the Go module MODULE@VERSION into DIR/PATH (downloading the module if needed; DIR is replaced
+# whole, so it only ever appears complete). No-op when every PATH is there. Callers may set GOTOOLCHAIN for
+# the download.
+tc_module_files() {
+  local module=$1 version=$2 dest=$3 path dir have=1
   shift 3
-  for chart in "$@"; do [ -f "$dest/charts/$chart/Chart.yaml" ] || have=0; done
+  for path in "$@"; do [ -e "$dest/$path" ] || have=0; done
   [ "$have" = 0 ] || return 0
-  command -v go >/dev/null || tc_die "go is not on PATH (needed to fetch the charts of $module $version)"
-  tc_scratch "$(basename "$dest")-charts"
+  command -v go >/dev/null || tc_die "go is not on PATH (needed to fetch $* of $module $version)"
+  tc_scratch "$(basename "$dest")-files"
   dir="$(cd "$TC_SCRATCH" && GOWORK=off GOFLAGS= tc_module_dir "$module@$version")"
-  for chart in "$@"; do
-    [ -f "$dir/charts/$chart/Chart.yaml" ] || tc_die "the $module@$version module has no charts/$chart"
+  for path in "$@"; do
+    [ -e "$dir/$path" ] || tc_die "the $module@$version module has no $path"
+    mkdir -p "$TC_SCRATCH/out/$(dirname "$path")"
+    cp -r "$dir/$path" "$TC_SCRATCH/out/$path"
   done
-  mkdir -p "$TC_SCRATCH/out/charts" "$(dirname "$dest")"
-  for chart in "$@"; do cp -r "$dir/charts/$chart" "$TC_SCRATCH/out/charts/"; done
   chmod -R u+w "$TC_SCRATCH/out"
+  mkdir -p "$(dirname "$dest")"
   rm -rf "$dest"
   mv "$TC_SCRATCH/out" "$dest"
-  tc_log "charts $* of $module $version in $dest/charts"
+  tc_log "$* of $module $version in $dest"
+}
+
+# tc_module_charts MODULE VERSION DIR CHART...: the Helm charts charts/CHART of a Go module, in DIR/charts/CHART.
+tc_module_charts() {
+  local module=$1 version=$2 dest=$3 chart paths=()
+  shift 3
+  for chart in "$@"; do paths+=("charts/$chart"); done
+  tc_module_files "$module" "$version" "$dest" "${paths[@]}"
 }
 
 # tc_go_build OUTDIR MODULE@VERSION PKGDIR BINARY [LDFLAGS]: build one main package (PKGDIR, relative to the
