@@ -5,10 +5,9 @@ What it scales and how is the plan's (gpu_platform/autoscaling.py): the elastic 
 discovery and node-template tags (components/node_pools/gpu_node_pool.py), reserved groups and Karpenter's
 pools carry none. This module only knows how the chart, AWS and the CRD spell that. Chart: cluster-autoscaler
 from https://kubernetes.github.io/autoscaler (kubernetes/autoscaler, tag cluster-autoscaler-chart-9.51.0,
-charts/cluster-autoscaler/values.yaml: every key written here is a key there; a copy of that file is
-../shared/reference/cluster-autoscaler-9.51.0-chart-values.yaml, which tests/unit/test_autoscaler.py reads).
-The chart cannot be rendered offline (neither the chart repository nor the autoscaler's Go module is
-reachable here), so the tests assert these values as written.
+charts/cluster-autoscaler/values.yaml: every key written here is a key there, and templates/deployment.yaml
+turns them into the flags docs/deploying.md lists). Neither the chart repository nor the autoscaler's Go
+module is reachable offline, so tests/unit/test_autoscaler.py asserts these values as written.
 """
 
 from __future__ import annotations

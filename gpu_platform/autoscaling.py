@@ -297,8 +297,11 @@ CLUSTER_AUTOSCALER_READ_ACTIONS: tuple[str, ...] = (
     "ec2:DescribeInstanceTypes",
     "ec2:DescribeLaunchTemplateVersions",
     "ec2:GetInstanceTypesFromInstanceRequirements",
-    "eks:DescribeNodegroup",
 )
+# The labels and taints of a managed node group with no node yet (README: "allows Cluster Autoscaler to pull
+# labels and taints from the EKS DescribeNodegroup API"): the one read that takes a resource, so it gets the
+# elastic groups' ARNs rather than the README's "*".
+CLUSTER_AUTOSCALER_NODEGROUP_ACTIONS: tuple[str, ...] = ("eks:DescribeNodegroup",)
 CLUSTER_AUTOSCALER_SCALE_ACTIONS: tuple[str, ...] = (
     "autoscaling:SetDesiredCapacity",
     "autoscaling:TerminateInstanceInAutoScalingGroup",
@@ -315,10 +318,20 @@ def autoscaling_group_arn(ca: ClusterAutoscalerPlan, account: str, group: str) -
     return f"arn:{ca.partition}:autoscaling:{ca.region}:{account}:autoScalingGroup:*:autoScalingGroupName/{group}"
 
 
+def nodegroup_arn(ca: ClusterAutoscalerPlan, account: str, node_group: str) -> str:
+    """An EKS managed node group by name (Service Authorization Reference, Amazon EKS:
+    arn:${Partition}:eks:${Region}:${Account}:nodegroup/${ClusterName}/${NodegroupName}/${UUID})."""
+    return f"arn:{ca.partition}:eks:{ca.region}:{account}:nodegroup/{ca.cluster}/{node_group}/*"
+
+
 def cluster_autoscaler_policy(ca: ClusterAutoscalerPlan, account: str, groups: list[str] | tuple[str, ...]) -> dict:
     """The autoscaler's permissions, given the elastic node groups' Auto Scaling group names."""
     statements: list[dict] = [{"Sid": "DiscoverGroupsAndInstanceTypes", "Effect": "Allow",
                                "Action": list(CLUSTER_AUTOSCALER_READ_ACTIONS), "Resource": "*"}]
+    if ca.node_groups:
+        statements.append({"Sid": "DescribeElasticNodeGroups", "Effect": "Allow",
+                           "Action": list(CLUSTER_AUTOSCALER_NODEGROUP_ACTIONS),
+                           "Resource": [nodegroup_arn(ca, account, g) for g in sorted(ca.node_groups)]})
     if groups:
         statements.append({"Sid": "ScaleElasticGroups", "Effect": "Allow",
                            "Action": list(CLUSTER_AUTOSCALER_SCALE_ACTIONS),
