@@ -270,9 +270,9 @@ class AddonClusterAutoscaler(Strict):
     managePodIdentityAgent: bool = Field(
         default=True,
         description=(
-            "manage the eks-pod-identity-agent EKS add-on the autoscaler's credentials come through, unless "
-            "Karpenter's controller or the data path manages it already (an existing add-on on an attached "
-            "cluster must be imported first, like vpc-cni)"
+            "manage the eks-pod-identity-agent EKS add-on the autoscaler's credentials come through, unless the "
+            "stack has Karpenter's controller or the data path, whose settings own the add-on then (an existing "
+            "add-on on an attached cluster must be imported first, like vpc-cni)"
         ),
         examples=[True],
     )
