@@ -196,7 +196,7 @@ class PoolPlan:
     def reserved_capacity(self) -> bool:
         """Capacity held for us (capacity block or on-demand capacity reservation): no spare instances exist
         beyond the reservation, so nothing may rely on launching extra nodes (surge updates, other zones)."""
-        return self.capacity_type in ("capacity-block", "capacity-reservation")
+        return self.capacity_type in cv.RESERVED_CAPACITY_TYPES
 
     @property
     def node_update_strategy(self) -> str:
@@ -487,7 +487,7 @@ def _plan_pool(pool: Pool, spec: Platform) -> PoolPlan:
     cap = pool.capacity
     sized = pool_capacity(pool, spec)
     efa = pool.fabric == "efa"
-    in_reservation = cap.type in ("capacity-block", "capacity-reservation")
+    in_reservation = cap.type in cv.RESERVED_CAPACITY_TYPES
     placement = pool.placementGroup if pool.placementGroup is not None else (efa and not in_reservation)
     return PoolPlan(
         name=pool.name,

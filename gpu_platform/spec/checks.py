@@ -70,7 +70,7 @@ def _check_pools(p: Platform, region: str | None) -> list[Problem]:
             out.append(Problem(f"{at}.capacity.min", f"min {cap.min} is greater than max {cap.max}"))
         if cap.desired is not None and not cap.min <= cap.desired <= cap.max:
             out.append(Problem(f"{at}.capacity.desired", f"desired {cap.desired} is outside min..max ({cap.min}..{cap.max})"))
-        if cap.type in ("capacity-block", "capacity-reservation") and not cap.reservationId:
+        if cap.type in cv.RESERVED_CAPACITY_TYPES and not cap.reservationId:
             out.append(Problem(f"{at}.capacity.reservationId", f"capacity type {cap.type!r} needs a reservationId (cr-...)"))
         if cap.type in ("on-demand", "spot") and cap.reservationId:
             out.append(Problem(
