@@ -9,9 +9,11 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
 from .admission import Admission
+from .autoscaler import ClusterAutoscaler, provisioning_request_crd
 from .efa import EfaDevicePlugin
 from .gpu_operator import GpuOperator
 from .karpenter import Karpenter
@@ -90,7 +92,12 @@ class GpuPlatform(pulumi.ComponentResource):
         )
         kopts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s}, transformations=[force_apply])
         self.operator = GpuOperator("gpu-operator", plan, opts=kopts)
-        self.queues = Queues("queues", plan, opts=kopts)
+        # The ProvisioningRequest CRD comes before Kueue's controller, which looks for it only when it starts.
+        ca = plan.cluster_autoscaler if self.node_pools is not None else None
+        self.provisioning_crd = (provisioning_request_crd(ca, pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s}))
+                                 if ca is not None and ca.provisioning_requests else None)
+        self.queues = Queues("queues", plan, opts=kopts,
+                             controller_after=[self.provisioning_crd] if self.provisioning_crd else [])
         self.tenancy = Tenancy("tenancy", plan, self.queues, opts=kopts)
         self.monitoring = Monitoring("monitoring", plan, self.operator, opts=kopts)
         self.admission = Admission("admission", plan, opts=kopts)
@@ -108,6 +115,17 @@ class GpuPlatform(pulumi.ComponentResource):
         if d is not None and self.node_pools is not None and (d.enabled or d.addons):
             self.storage = Storage("storage", plan, d, self.node_pools.access, self.node_pools.cluster_ready,
                                    self.tenancy.namespaces, opts=kopts)
+        # The Cluster Autoscaler last: its credentials come through the Pod Identity agent, which Karpenter's
+        # controller or the data path may be the one to manage (the plan decides which).
+        self.autoscaler: ClusterAutoscaler | None = None
+        if ca is not None and self.node_pools is not None:
+            agents = [a for a in (self.karpenter.pod_identity_agent if self.karpenter else None,
+                                  self.storage.agent if self.storage else None) if a is not None]
+            groups = {cv.node_group_name(plan.cluster.name, n): p.autoscaling_group_name
+                      for n, p in self.node_pools.pools.items()}
+            self.autoscaler = ClusterAutoscaler(
+                "cluster-autoscaler", plan, ca, self.node_pools.access, self.node_pools.cluster_ready, groups,
+                after=[*agents, *([self.provisioning_crd] if self.provisioning_crd else [])], opts=kopts)
         self.register_outputs({})
 
     def exports(self) -> dict[str, Any]:
@@ -118,7 +136,7 @@ class GpuPlatform(pulumi.ComponentResource):
             "teams": {t.name: {"namespaces": list(t.namespaces), "clusterQueue": t.cluster_queue} for t in self.plan.teams},
         }
         for part in (self.node_pools, self.operator, self.queues, self.tenancy, self.monitoring, self.admission, self.efa,
-                     self.karpenter, self.storage, self.workload_controllers):
+                     self.karpenter, self.storage, self.workload_controllers, self.autoscaler):
             if part is not None:
                 out.update(part.exports())
         return out

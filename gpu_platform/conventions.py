@@ -687,3 +687,66 @@ def fsx_security_group_name(cluster: str, file_system: str) -> str:
 def data_volume_name(namespace: str, claim: str) -> str:
     """The PersistentVolume bound to a team namespace's claim (cluster-scoped, so it carries the namespace)."""
     return f"{namespace}-{claim}"
+
+
+# Elastic capacity (issue 23; docs/node-pools.md, "Capacity: reserved and elastic"). What a pool's capacity
+# type means for how many nodes run: reserved capacity (capacity blocks, on-demand capacity reservations) is
+# paid for whole and runs whole; on-demand and spot capacity scales between capacity.min and capacity.max.
+CAPACITY_RESERVED = "reserved"
+CAPACITY_ELASTIC = "elastic"
+RESERVED_CAPACITY_TYPES: tuple[str, ...] = ("capacity-block", "capacity-reservation")
+# Who sizes a pool's nodes (PoolPlan.scaler): the Cluster Autoscaler (elastic managed node groups on eks),
+# Karpenter (its pools), the reservation (the node group is sized to it: by the stack for a capacity
+# reservation, by EKS for a capacity block), nobody (elastic managed node groups without the autoscaler), or
+# whoever brings the nodes of an `existing` cluster.
+SCALER_CLUSTER_AUTOSCALER = "cluster-autoscaler"
+SCALER_KARPENTER = "karpenter"
+SCALER_RESERVATION = "reservation"
+SCALER_NONE = "none"
+SCALER_EXTERNAL = "external"
+# The Cluster Autoscaler (kubernetes/autoscaler, cluster-autoscaler/cloudprovider/aws/README.md at tag
+# cluster-autoscaler-1.33.6). Its release, namespace and service account (the chart's ClusterRole grants its
+# leader-election lease by the name cluster-autoscaler, templates/clusterrole.yaml), in kube-system as the
+# README's examples install it.
+CLUSTER_AUTOSCALER_NAMESPACE = KUBE_SYSTEM_NAMESPACE
+CLUSTER_AUTOSCALER_RELEASE_NAME = "cluster-autoscaler"
+CLUSTER_AUTOSCALER_SERVICE_ACCOUNT = "cluster-autoscaler"
+# Auto-discovery ("Auto-Discovery Setup"): an Auto Scaling group is the autoscaler's when it carries every
+# listed tag key (and the value, where one is given). EKS tags every managed node group's group with the two
+# standard keys (EKS user guide, managed-node-groups.html: "automatically tagged for auto-discovery by the
+# Kubernetes Cluster Autoscaler"), reserved ones included, so the platform adds a third, CAPACITY_TAG=elastic,
+# to the groups the autoscaler may scale, and only to those.
+CLUSTER_AUTOSCALER_ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
+CAPACITY_TAG = f"{PREFIX}/capacity"
+# Scale-up from zero: the node a group would add, described by tags on its Auto Scaling group ("When scaling
+# up from 0 nodes, the Cluster Autoscaler reads ASG tags"): label/<key>: <value>, taint/<key>:
+# <value>:<effect>, resources/<resource>: <quantity>.
+CLUSTER_AUTOSCALER_LABEL_TAG = "k8s.io/cluster-autoscaler/node-template/label/"
+CLUSTER_AUTOSCALER_TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/"
+CLUSTER_AUTOSCALER_RESOURCES_TAG = "k8s.io/cluster-autoscaler/node-template/resources/"
+
+
+def cluster_autoscaler_cluster_tag(cluster: str) -> str:
+    return f"k8s.io/cluster-autoscaler/{cluster}"
+
+
+def cluster_autoscaler_role_name(cluster: str) -> str:
+    """The autoscaler's IAM role (EKS Pod Identity): cluster.name is checked so this fits IAM's 64."""
+    return f"{cluster}-cluster-autoscaler"
+
+
+# Kueue's ProvisioningRequest admission check (kueue v0.19.2 apis/kueue/v1beta2/provisioningrequestconfig_types.go
+# ProvisioningRequestControllerName; site/content/en/docs/concepts/admission_check/provisioning_request.md):
+# one AdmissionCheck and its ProvisioningRequestConfig per cluster, on the flavors of the pools the
+# autoscaler provisions. The class is the autoscaler's all-or-nothing one (kubernetes/autoscaler
+# cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1/types.go,
+# ProvisioningClassBestEffortAtomicScaleUp).
+PROVISIONING_REQUEST_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+PROVISIONING_CHECK_NAME = "provisioning-request"
+PROVISIONING_CONFIG_NAME = "best-effort-atomic-scale-up"
+PROVISIONING_CONFIG_KIND = "ProvisioningRequestConfig"
+PROVISIONING_CLASS_BEST_EFFORT_ATOMIC = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+# Kueue's pod annotation that rolls its controller when ProvisioningRequests come or go: the controller sets
+# up its ProvisioningRequest controller only if the CRD is served when it starts (cmd/kueue/main.go,
+# provisioning.ServerSupportsProvisioningRequest).
+KUEUE_PROVISIONING_ANNOTATION = f"{PREFIX}/provisioning-request-crd"

@@ -90,6 +90,15 @@ TAS_NODE_FAILURE_GATES: dict[str, bool] = {
     "TASReplaceNodeOnPodTermination": True,
     "TASReplaceNodeOnNodeTaints": True,
 }
+# Kueue's ProvisioningRequest cleanup on eviction (pkg/features/kube_features.go v0.19.2, Beta and on since
+# 0.19): an evicted or preempted workload's ProvisioningRequests are deleted, so the autoscaler stops holding
+# nodes for a job that no longer waits for them. Pinned like the TAS gates: the elastic pools' cost rests on it.
+# (No gate is needed for the ProvisioningRequest check itself: it is GA since 0.14, and v0.19.2 has no gate
+# for it, site/content/en/docs/concepts/admission_check/provisioning_request.md.)
+PROVISIONING_GATES: dict[str, bool] = {"CleanupProvisioningRequestsOnEviction": True}
+# The API the ProvisioningRequest check needs served (kueue v0.19.2 imports k8s.io/autoscaler/cluster-autoscaler/
+# apis/provisioningrequest/autoscaling.x-k8s.io/v1 in cmd/kueue/main.go).
+PROVISIONING_REQUEST_API = "autoscaling.x-k8s.io/v1"
 # Fair sharing is on when `fairSharing` is present; these two strategies, in this order, are the
 # complete set Kueue accepts (pkg/config/validation.go validStrategySets) and its documented default.
 FAIR_SHARING_PREEMPTION_STRATEGIES: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
@@ -159,7 +168,7 @@ def controller_config(plan: Plan) -> dict[str, Any]:
     config["fairSharing"] = {"preemptionStrategies": list(FAIR_SHARING_PREEMPTION_STRATEGIES)}
     config["resources"] = {"excludeResourcePrefixes": list(EXCLUDED_RESOURCE_PREFIXES)}
     config["objectRetentionPolicies"] = object_retention_policies(plan)
-    config["featureGates"] = dict(TAS_NODE_FAILURE_GATES)
+    config["featureGates"] = {**TAS_NODE_FAILURE_GATES, **PROVISIONING_GATES}
     return config
 
 
@@ -212,16 +221,23 @@ def local_controller_config(
 def chart_values(plan: Plan) -> dict[str, Any]:
     """Helm values of the Kueue chart; every key exists in the chart's values.yaml (a test checks)."""
     version = plan.spec.addons.kueue.version
-    return {
-        "controllerManager": {
-            "manager": {
-                "image": {
-                    "repository": KUEUE_IMAGE_REPOSITORY,
-                    "tag": f"v{version.removeprefix('v')}",
-                    "pullPolicy": "IfNotPresent",
-                },
-            },
+    manager: dict[str, Any] = {
+        "image": {
+            "repository": KUEUE_IMAGE_REPOSITORY,
+            "tag": f"v{version.removeprefix('v')}",
+            "pullPolicy": "IfNotPresent",
         },
+    }
+    if plan.provisioning.enabled:
+        # Kueue sets up its ProvisioningRequest controller only if the CRD is served when it starts
+        # (cmd/kueue/main.go, provisioning.ServerSupportsProvisioningRequest: "Skipping provisioning controller
+        # setup"), and the check it would answer stays inactive until then, which stops every ClusterQueue
+        # holding it. The release waits for the CRD on a new cluster; on one where Kueue already runs, this
+        # pod annotation (charts/kueue/values.yaml controllerManager.manager.podAnnotations) changes the pod
+        # template when ProvisioningRequests are turned on or off, so Kueue restarts and looks again.
+        manager["podAnnotations"] = {cv.KUEUE_PROVISIONING_ANNOTATION: PROVISIONING_REQUEST_API}
+    return {
+        "controllerManager": {"manager": manager},
         "managerConfig": {
             "controllerManagerConfigYaml": yaml.safe_dump(controller_config(plan), sort_keys=False),
         },

@@ -140,8 +140,11 @@ def _system_node(plan: Plan, index: int) -> dict[str, Any]:
     return node
 
 
-def fake_nodes(plan: Plan) -> dict[str, Any]:
-    items = [_node(plan, p, i) for p in plan.pools for i in range(registered_nodes(p))]
+def fake_nodes(plan: Plan, *, autoscaled: bool = True) -> dict[str, Any]:
+    """The simulated nodes; `autoscaled`: the pools that scale at their minimum (an autoscaler adds the rest,
+    as on the live cluster), else every pool at capacity.max (a cluster with nothing to add them)."""
+    items = [_node(plan, p, i) for p in plan.pools
+             for i in range(registered_nodes(p) if autoscaled else p.max_nodes)]
     if plan.cluster.system_pool is not None:
         items += [_system_node(plan, i) for i in range(plan.cluster.system_pool.max_nodes)]
     else:

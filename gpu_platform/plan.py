@@ -10,10 +10,15 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from . import audit, catalog, conventions as cv, workload_controllers as wc
+from .autoscaling import (
+    ClusterAutoscalerPlan, ProvisioningPlan, autoscaler_tags, capacity_warnings, plan_cluster_autoscaler,
+    plan_provisioning, pool_capacity,
+)
 from .data import DataPlan, namespace_quota_with_claims, plan_data
 from .karpenter import KarpenterPlan, KarpenterPoolPlan, plan_controller, plan_pool
 from .pool_derivations import (
-    capacity_block_upgrade_warning, pool_labels, pool_operator_labels, pool_resource_name, pool_units_per_gpu,
+    capacity_block_upgrade_warning, pool_labels, pool_operator_labels, pool_resource_name, pool_topology_aware,
+    pool_units_per_gpu,
 )
 from .quota_reach import Reach, reaches_of_spec
 from .spec import OidcProvider, Platform, Pool, Team
@@ -92,8 +97,11 @@ class PoolPlan:
     units_per_gpu: int
     units_per_node: int
     resource_name: str
+    # capacity.min and capacity.max: the pool's bounds (max is also a reservation's size).
     min_nodes: int
     max_nodes: int
+    # The managed node group's desiredSize at creation: capacity.desired (default min) for elastic pools, the
+    # reservation for reserved ones (autoscaling.pool_capacity).
     desired_nodes: int
     capacity_units: int
     capacity_gpus: int
@@ -123,10 +131,41 @@ class PoolPlan:
     # taints, units, flavor and quota are the same for a managed node group and a Karpenter NodePool.
     provisioner: str = cv.PROVISIONER_MANAGED_NODE_GROUP
     karpenter: KarpenterPoolPlan | None = None
+    # Capacity semantics (gpu_platform/autoscaling.py): reserved or elastic, who sizes the nodes, the nodes
+    # paid for whole (reserved), the managed node group's minSize, and the Auto Scaling group tags that hand
+    # an elastic group to the Cluster Autoscaler (empty unless it scales the pool).
+    capacity_semantics: str = cv.CAPACITY_ELASTIC
+    scaler: str = cv.SCALER_EXTERNAL
+    reserved_nodes: int = 0
+    group_min: int = 0
+    autoscaler_tags: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def usd_per_hour_max(self) -> float:
         return round(self.max_nodes * self.usd_per_node_hour, 2)
+
+    @property
+    def floor_nodes(self) -> int:
+        """The nodes paid for when nothing runs: a reservation whole, else what always runs (the group's
+        minimum, or the desired size nothing changes when no autoscaler scales it; Karpenter keeps none)."""
+        if self.reserved_nodes:
+            return self.reserved_nodes
+        if self.scaler == cv.SCALER_KARPENTER:
+            return 0
+        if self.scaler == cv.SCALER_NONE:
+            return self.desired_nodes
+        return self.group_min
+
+    @property
+    def usd_per_hour_min(self) -> float:
+        return round(self.floor_nodes * self.usd_per_node_hour, 2)
+
+    @property
+    def desired_size_managed(self) -> bool:
+        """The stack keeps the node group's desiredSize: only for an on-demand capacity reservation, pinned at
+        its size. Elsewhere it is set at creation only, and then the autoscaler's, EKS's (a capacity block's
+        scale-down before its end) or whoever scales the group by hand."""
+        return self.scaler == cv.SCALER_RESERVATION and self.capacity_type == "capacity-reservation"
 
     @property
     def tolerations(self) -> list[dict[str, str]]:
@@ -157,7 +196,7 @@ class PoolPlan:
     def reserved_capacity(self) -> bool:
         """Capacity held for us (capacity block or on-demand capacity reservation): no spare instances exist
         beyond the reservation, so nothing may rely on launching extra nodes (surge updates, other zones)."""
-        return self.capacity_type in ("capacity-block", "capacity-reservation")
+        return self.capacity_type in cv.RESERVED_CAPACITY_TYPES
 
     @property
     def node_update_strategy(self) -> str:
@@ -386,6 +425,9 @@ class Plan:
     def uses_kuberay(self) -> bool:
         """A KubeRay kind is queued, so KubeRay's operator must reach Ray heads through the tenants' default deny."""
         return cv.uses_kuberay(self.kueue_integrations)
+    # The Cluster Autoscaler (eks, addons.clusterAutoscaler) and Kueue's ProvisioningRequest check (autoscaling.py).
+    cluster_autoscaler: ClusterAutoscalerPlan | None = None
+    provisioning: ProvisioningPlan = ProvisioningPlan(enabled=False, reason="not planned")
 
     @property
     def managed_node_group_pools(self) -> tuple[PoolPlan, ...]:
@@ -418,6 +460,14 @@ class Plan:
     def psa_version(self) -> str:
         return f"v{self.cluster.kubernetes_version}"
 
+    @property
+    def usd_per_hour_min(self) -> float:
+        return round(sum(p.usd_per_hour_min for p in self.pools), 2)
+
+    @property
+    def usd_per_hour_max(self) -> float:
+        return round(sum(p.usd_per_hour_max for p in self.pools), 2)
+
     def allocated_units(self, pool: str) -> int:
         return sum(q.nominal for t in self.teams for q in t.quotas if q.pool == pool)
 
@@ -436,7 +486,8 @@ class Plan:
         return {**pool.labels, **self.platform_tags}
 
 
-def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
+def _plan_pool(pool: Pool, spec: Platform) -> PoolPlan:
+    pricing = spec.pricing
     it = catalog.INSTANCE_TYPES[pool.instanceType]
     units_per_gpu = pool_units_per_gpu(pool)
     units_per_node = it.gpus * units_per_gpu
@@ -454,8 +505,9 @@ def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
         Taint(cv.WORKLOAD_TAINT_KEY, cv.workload_taint_value(pool.workload)),
     )
     cap = pool.capacity
+    sized = pool_capacity(pool, spec)
     efa = pool.fabric == "efa"
-    in_reservation = cap.type in ("capacity-block", "capacity-reservation")
+    in_reservation = cap.type in cv.RESERVED_CAPACITY_TYPES
     placement = pool.placementGroup if pool.placementGroup is not None else (efa and not in_reservation)
     return PoolPlan(
         name=pool.name,
@@ -472,7 +524,7 @@ def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
         resource_name=pool_resource_name(pool),
         min_nodes=cap.min,
         max_nodes=cap.max,
-        desired_nodes=cap.desired if cap.desired is not None else cap.min,
+        desired_nodes=sized.group_desired,
         capacity_units=cap.max * units_per_node,
         capacity_gpus=cap.max * it.gpus,
         cpu_millis_per_unit=(it.vcpus * 1000 - reserved_cpu_millis(it.vcpus)) // units_per_node,
@@ -481,11 +533,7 @@ def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
         node_labels=node_labels,
         taints=taints,
         flavor=cv.flavor_name(pool.name),
-        # Topology-aware scheduling only where placement decides a job's speed: whole GPUs of nodes that
-        # talk over EFA or NVSwitch (multi-node training). A MIG slice or a time-sliced replica never spans
-        # nodes, and a TAS flavor admits only workloads that ask for a topology (Kueue
-        # pkg/scheduler/flavorassigner/tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS).
-        topology=cv.TOPOLOGY_NAME if pool.sharing.mode == "full" and (efa or it.interconnect == "nvswitch") else None,
+        topology=cv.TOPOLOGY_NAME if pool_topology_aware(pool) else None,
         mig_config=mig_config,
         device_plugin_config=dp_config,
         capacity_type=cap.type,
@@ -500,6 +548,10 @@ def _plan_pool(pool: Pool, pricing: Mapping[str, float]) -> PoolPlan:
         usd_per_node_hour=pricing.get(pool.instanceType, catalog.ON_DEMAND_USD_PER_HOUR[pool.instanceType]),
         provisioner=pool.provisioner,
         karpenter=plan_pool(pool),
+        capacity_semantics=sized.semantics,
+        scaler=sized.scaler,
+        reserved_nodes=sized.reserved_nodes,
+        group_min=sized.group_min,
     )
 
 
@@ -624,7 +676,8 @@ def _security_warnings(teams: tuple[TeamPlan, ...], spec: Platform) -> list[str]
     return out
 
 
-def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...], spec: Platform) -> tuple[str, ...]:
+def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...], spec: Platform,
+              provisioning: ProvisioningPlan) -> tuple[str, ...]:
     out = []
     np_warning = _network_policy_warning(spec)
     if np_warning:
@@ -644,8 +697,8 @@ def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...], spec: Pl
                 f"pool {p.name!r} is under half allocated ({used[p.name]}/{p.capacity_units} {p.resource_name}): "
                 "idle capacity or max set too high"
             )
-        if p.min_nodes and p.name not in used:
-            out.append(f"pool {p.name!r} keeps {p.min_nodes} nodes running with no quota on them")
+        if p.floor_nodes and p.name not in used:
+            out.append(f"pool {p.name!r} keeps {p.floor_nodes} nodes running with no quota on them")
         if p.karpenter is not None and not p.karpenter.pins_ami and spec.environment == "prod":
             out.append(f"pool {p.name!r}: Karpenter AMI alias {p.karpenter.ami_alias}: every AMI release drifts "
                        "the pool's nodes; pin pools[].karpenter.amiVersion in prod")
@@ -655,6 +708,7 @@ def _warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...], spec: Pl
             out.append(f"Kueue framework {name!r}: no platform add-on installs its controller; until its CRD is on the "
                        "cluster Kueue waits for it, and the tenant admission policies do not read its kind's pod "
                        "templates (tenants cannot create it either: no RBAC is granted for it)")
+    out += capacity_warnings(spec, pools, provisioning)
     return tuple(out)
 
 
@@ -686,7 +740,9 @@ def _access_entries(spec: Platform) -> tuple[tuple[str, tuple[str, ...], str], .
 def build_plan(spec: Platform, region: str | None = None, multikueue_role: str = "manager") -> Plan:
     if multikueue_role not in cv.MULTIKUEUE_ROLES:
         raise ValueError(f"multiKueueRole {multikueue_role!r}; valid: {', '.join(cv.MULTIKUEUE_ROLES)}")
-    pools = tuple(_plan_pool(p, spec.pricing) for p in spec.pools)
+    pools = tuple(_plan_pool(p, spec) for p in spec.pools)
+    pools = tuple(replace(p, autoscaler_tags=autoscaler_tags(p, spec.cluster.name))
+                  if p.scaler == cv.SCALER_CLUSTER_AUTOSCALER else p for p in pools)
     by_name = {p.name: p for p in pools}
     gpu_resources = frozenset(p.resource_name for p in pools)  # once, not once per team
     reaches = reaches_of_spec(spec)  # every team's reach on every pool, one cohort tree per pool
@@ -696,6 +752,10 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
     teams = tuple(replace(t, namespace_quota=namespace_quota_with_claims(t.namespace_quota, len(data.claims(t.name))))
                   for t in teams)
     c = spec.cluster
+    karpenter = plan_controller(spec, region)
+    manager = multikueue_role == "manager" and spec.multiKueue is not None and bool(spec.multiKueue.workers)
+    provisioning = plan_provisioning(spec, pools, manager)
+    autoscaler = plan_cluster_autoscaler(spec, region, pools, karpenter is not None or data.pod_identity_agent)
     return Plan(
         environment=spec.environment,
         region=region,
@@ -724,17 +784,19 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
         # advertise them as nvidia.com/gpu and break the Kueue flavors' resource names.
         mig_strategy="mixed" if any(p.sharing_mode == "mig" for p in pools) else "single",
         spec=spec,
-        warnings=_warnings(pools, teams, spec),
+        warnings=_warnings(pools, teams, spec, provisioning),
         multikueue_role=multikueue_role,
         image_registries=tuple(spec.images.allowedRegistries),
         require_image_digests=spec.images.requireDigests,
         job_ttl_seconds=spec.jobs.ttlSecondsAfterFinished,
         job_max_ttl_seconds=spec.jobs.maxTtlSecondsAfterFinished,
         kueue_requeue_limit=spec.addons.kueue.requeueLimit,
-        karpenter=plan_controller(spec, region),
+        karpenter=karpenter,
         data=data,
         kueue_integrations=wc.effective_frameworks(spec.addons.kueue.integrations),
         workload_controllers=wc.plan_controllers(
             {key: (getattr(spec.addons, key).install, getattr(spec.addons, key).version) for key in wc.KEYS},
             deploy=c.provider == "eks", on_system_pool=c.provider == "eks" and c.systemPool is not None),
+        cluster_autoscaler=autoscaler,
+        provisioning=provisioning,
     )

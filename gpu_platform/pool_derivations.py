@@ -40,6 +40,17 @@ def pool_resource_name(pool: Pool) -> str:
     return cv.sharing_resource_name(pool.sharing.mode, pool.sharing.profile)
 
 
+def pool_topology_aware(pool: Pool) -> bool:
+    """Topology-aware scheduling only where placement decides a job's speed: whole GPUs of nodes that talk
+    over EFA or NVSwitch (multi-node training). A MIG slice or a time-sliced replica never spans nodes, and a
+    TAS flavor admits only workloads that ask for a topology (Kueue pkg/scheduler/flavorassigner/
+    tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS). Such a pool admits a job only onto Ready nodes
+    (kueue v0.19.2 pkg/cache/scheduler/tas_topology_tree.go counts no other), which is why the checks and
+    the plan need to know it before any node exists."""
+    it = catalog.INSTANCE_TYPES[pool.instanceType]
+    return pool.sharing.mode == "full" and (pool.fabric == "efa" or it.interconnect == "nvswitch")
+
+
 def pool_labels(pool: Pool) -> dict[str, str]:
     """The six pool labels every node, flavor and cost tag of the pool carries (validated for length in checks)."""
     it = catalog.INSTANCE_TYPES[pool.instanceType]

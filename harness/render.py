@@ -81,6 +81,12 @@ class _Mocks(pmocks.Mocks):
             # What the AWS provider returns for a new template: its first version (an integer).
             state.setdefault("latestVersion", 1)
             state.setdefault("defaultVersion", 1)
+        if args.typ == "aws:eks/nodeGroup:NodeGroup":
+            # EKS names a managed node group's Auto Scaling group eks-<node group>-<uuid>.
+            uid = hashlib.sha256(args.name.encode()).hexdigest()
+            state.setdefault("resources", [{"autoscalingGroups": [
+                {"name": f"eks-{state.get('nodeGroupName', args.name)}-{uid[:8]}-{uid[8:12]}-{uid[12:16]}-"
+                         f"{uid[16:20]}-{uid[20:32]}"}], "remoteAccessSecurityGroupId": ""}])
         if args.typ == "aws:ec2/securityGroup:SecurityGroup":
             # EC2's form (sg- and hex digits), which the EC2NodeClass CRD's securityGroupSelectorTerms[].id checks.
             return f"sg-{hashlib.sha256(args.name.encode()).hexdigest()[:17]}", state

@@ -88,7 +88,8 @@ def cmd_nodes(args: argparse.Namespace) -> int:
     from gpu_platform.nodes import fake_nodes
 
     _, plan = load_plan(args.stack, None)
-    print(json.dumps(fake_nodes(plan), indent=2, sort_keys=True))
+    # Every pool at capacity.max: the cluster these go to (kind, a dev cluster) has no autoscaler to add them.
+    print(json.dumps(fake_nodes(plan, autoscaled=False), indent=2, sort_keys=True))
     return EXIT_OK
 
 
@@ -181,7 +182,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--stack")
     g.add_argument("--resources", help="a resources.json written by render")
     c.set_defaults(func=cmd_check)
-    n = sub.add_parser("nodes", help="fake Node objects for a stack's pools (local API server)")
+    n = sub.add_parser("nodes", help="fake Node objects for a stack's pools at capacity.max (a cluster without the local autoscaler)")
     n.add_argument("--stack", required=True)
     n.set_defaults(func=cmd_nodes)
     j = sub.add_parser("job", help="print a team's Job (or JobSet, TrainJob, RayJob, LeaderWorkerSet) for a pool, "

@@ -34,6 +34,12 @@ def plan_data(plan: Plan) -> dict[str, Any]:
             "capacityType": p.capacity_type,
             "provisioner": p.provisioner,
             "karpenterCapacityTypes": list(p.karpenter.capacity_types) if p.karpenter else None,
+            "capacity": p.capacity_semantics,
+            "reservedNodes": p.reserved_nodes,
+            "scaledBy": p.scaler,
+            "provisioningRequest": p.flavor in plan.provisioning.flavors,
+            # What the pool costs when nothing runs (a reservation whole, else what always runs) and when full.
+            "usdPerHourMin": p.usd_per_hour_min,
             "usdPerHourMax": p.usd_per_hour_max,
             "allocated": allocated,
             "allocation": round(allocated / p.capacity_units, 3) if p.capacity_units else 0.0,
@@ -69,10 +75,16 @@ def plan_data(plan: Plan) -> dict[str, Any]:
         "vpcCniNetworkPolicy": plan.cluster.manage_vpc_cni,
         "efaDevicePlugin": plan.installs_efa_device_plugin,
         "karpenter": None if plan.karpenter is None else plan.karpenter.version,
+        "clusterAutoscaler": None if (ca := plan.cluster_autoscaler) is None else {
+            "chartVersion": ca.chart_version, "image": ca.image_tag, "nodeGroups": list(ca.node_groups),
+            "provisioningRequests": ca.provisioning_requests},
+        "provisioningRequest": {"enabled": plan.provisioning.enabled, "reason": plan.provisioning.reason,
+                                "flavors": list(plan.provisioning.flavors)},
         "pools": pools,
         "teams": teams,
         "cohorts": [{"name": c.name, "parent": c.parent} for c in plan.cohorts],
-        "usdPerHourMax": round(sum(p.usd_per_hour_max for p in plan.pools), 2),
+        "usdPerHourMin": plan.usd_per_hour_min,
+        "usdPerHourMax": plan.usd_per_hour_max,
         "warnings": list(plan.warnings),
     }
 
@@ -97,21 +109,35 @@ def format_plan(plan: Plan, fmt: str, title: str) -> str:
     parts = [
         (f"## gpu-platform plan: `{title}`" if md else f"gpu-platform plan: {title}")
         + f"\n\nenvironment {plan.environment}, cluster {plan.cluster.name} ({plan.cluster.provider}), "
-        f"MIG strategy {plan.mig_strategy}, max ${data['usdPerHourMax']:,.2f}/h"
+        f"MIG strategy {plan.mig_strategy}, ${data['usdPerHourMin']:,.2f}/h at min to "
+        f"${data['usdPerHourMax']:,.2f}/h at max"
         + (f"; system pool {data['systemPool']['instanceType']} x {data['systemPool']['nodes']}" if data["systemPool"] else "")
         + ("; vpc-cni add-on with network policy" if data["vpcCniNetworkPolicy"] else "")
         + ("; EFA device plugin" if data["efaDevicePlugin"] else "")
-        + (f"; Karpenter {data['karpenter']}" if data["karpenter"] else ""),
+        + (f"; Karpenter {data['karpenter']}" if data["karpenter"] else "")
+        + (f"; Cluster Autoscaler {data['clusterAutoscaler']['image']} (chart {data['clusterAutoscaler']['chartVersion']})"
+           if data["clusterAutoscaler"] else ""),
         h("Pools"),
         _table(
-            ["pool", "accelerator", "instance type", "nodes", "GPUs", "units", "sharing", "fabric", "capacity", "$/h max"],
+            ["pool", "accelerator", "instance type", "nodes", "GPUs", "units", "sharing", "fabric", "capacity",
+             "scaled by", "$/h min", "$/h max"],
             [[p["name"], p["accelerator"], p["instanceType"], p["nodes"], p["gpus"], f"{p['units']} {p['resource']}",
               p["sharing"], p["fabric"] + (f" ({p['efaDevicesPerNode']}/node)" if p["efaDevicesPerNode"] else ""),
               p["capacityType"] + (f" (karpenter: {', '.join(p['karpenterCapacityTypes'])})"
                                    if p["karpenterCapacityTypes"] else ""),
-              f"{p['usdPerHourMax']:,.2f}"] for p in data["pools"]],
+              p["scaledBy"] + (" + ProvisioningRequest" if p["provisioningRequest"] else ""),
+              f"{p['usdPerHourMin']:,.2f}", f"{p['usdPerHourMax']:,.2f}"] for p in data["pools"]]
+            + [["total", "", "", "", "", "", "", "", "", "", f"{data['usdPerHourMin']:,.2f}",
+                f"{data['usdPerHourMax']:,.2f}"]],
             md,
         ),
+        h("Capacity"),
+        "\n".join(
+            [f"- {p['name']}: {p['capacity']}, " + (
+                f"{p['reservedNodes']} reserved nodes paid for whole" if p["reservedNodes"]
+                else f"{p['nodes']} nodes") + f", scaled by {p['scaledBy']}" for p in data["pools"]]
+            + [f"- Kueue ProvisioningRequest check: {'on' if data['provisioningRequest']['enabled'] else 'off'} "
+               f"({data['provisioningRequest']['reason']})"]),
         h("Node storage and checkpoints"),
         _table(["pool", "what a node's disks hold"], [[p["name"], p["scratch"]] for p in data["pools"]], md),
         h("Teams by pool"),

@@ -42,6 +42,14 @@ def _one_zone_subnets(cluster: ClusterPlan, pool: PoolPlan, opts: pulumi.InvokeO
     return found.ids.apply(check)
 
 
+def _autoscaling_group_name(resources: Sequence[aws.eks.outputs.NodeGroupResource] | None) -> str:
+    """The node group's one Auto Scaling group (EKS DescribeNodegroup resources.autoScalingGroups[0].name)."""
+    groups = resources[0].autoscaling_groups if resources else None
+    if not groups or not groups[0].name:
+        raise ValueError("the node group reports no Auto Scaling group")
+    return groups[0].name
+
+
 class GpuNodePool(pulumi.ComponentResource):
     """One pool: an EKS managed node group on its own launch template, in a cluster placement group when the
     plan says so. Replacing a pool's instance type replaces its template and with it the node group."""
@@ -135,8 +143,10 @@ class GpuNodePool(pulumi.ComponentResource):
             ami_type=pool.ami_type,
             capacity_type=EKS_CAPACITY_TYPE[pool.capacity_type],
             version=c.kubernetes_version,
+            # The plan's sizes (gpu_platform/autoscaling.py): elastic groups min..max from their desired size,
+            # a capacity reservation pinned at its size, a capacity block created at its size from min 0.
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                min_size=pool.min_nodes,
+                min_size=pool.group_min,
                 max_size=pool.max_nodes,
                 desired_size=pool.desired_nodes,
             ),
@@ -160,10 +170,11 @@ class GpuNodePool(pulumi.ComponentResource):
                 parent=self,
                 # The node role's policies and the CNI add-on: a node without either cannot serve pods.
                 depends_on=list(ready),
-                # desiredSize is set at creation (capacity.desired, default min) and never again: nothing in the
-                # stack scales the group yet (no cluster autoscaler is deployed), and a deploy must not undo a
-                # count changed by hand (aws eks update-nodegroup-config) or by a future autoscaler.
-                ignore_changes=["scalingConfig.desiredSize"],
+                # desiredSize is set at creation and then belongs to whoever scales the group: the Cluster
+                # Autoscaler (elastic groups), EKS (a capacity block's scale-down before its end), or a person
+                # (aws eks update-nodegroup-config); a deploy must not undo it. Only a capacity reservation's
+                # size is the stack's: it is pinned at min = max = desired.
+                ignore_changes=[] if pool.desired_size_managed else ["scalingConfig.desiredSize"],
                 protect=plan.environment == "prod",
                 # A new template (new instance type) is a new node group; EKS names are unique per cluster,
                 # so the old group goes first.
@@ -171,6 +182,22 @@ class GpuNodePool(pulumi.ComponentResource):
                 delete_before_replace=True,
             ),
         )
+        # An elastic group is the Cluster Autoscaler's through tags on its Auto Scaling group, which EKS makes
+        # and names (the node group's own tags never reach it): discovery, and the node it would add from zero.
+        self.autoscaling_group_name: pulumi.Output[str] = self.node_group.resources.apply(_autoscaling_group_name)
+        self.asg_tags: list[aws.autoscaling.Tag] = []
+        if pool.autoscaler_tags:
+            asg_name = self.autoscaling_group_name
+            self.asg_tags = [
+                aws.autoscaling.Tag(
+                    f"{name}-asg-{key}",
+                    autoscaling_group_name=asg_name,
+                    # Not on the instances: these describe the group to the autoscaler, the nodes carry the labels.
+                    tag=aws.autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+                for key, value in sorted(pool.autoscaler_tags.items())
+            ]
         self.register_outputs({
             "nodeGroupName": self.node_group.node_group_name,
             "launchTemplateId": self.launch_template.id,
@@ -183,6 +210,8 @@ class GpuNodePool(pulumi.ComponentResource):
             "instanceType": p.instance_type,
             "capacityType": p.capacity_type,
             "capacityGpus": p.capacity_gpus,
+            "capacity": p.capacity_semantics,
+            "scaledBy": p.scaler,
             "labels": dict(p.node_labels),
             "taints": [t.to_k8s() for t in p.taints],
         }

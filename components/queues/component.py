@@ -7,7 +7,7 @@ LocalQueue (conventions.LOCAL_QUEUE_NAME) pointing at `cluster_queues[team]` and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -18,7 +18,10 @@ from gpu_platform.plan import Plan
 from .controller import controller
 from .kueue_object import KueueObject
 from .multikueue import multikueue_manager, multikueue_worker
-from .objects import cluster_queue, cohort, cpu_only_flavor, object_metadata, resource_flavor, topology
+from .objects import (
+    cluster_queue, cohort, cpu_only_flavor, object_metadata, provisioning_admission_check, provisioning_request_config,
+    resource_flavor, topology,
+)
 
 PRIORITY_CLASS_PREEMPTION = "PreemptLowerPriority"
 
@@ -29,7 +32,8 @@ class Queues(pulumi.ComponentResource):
     cluster_queues: dict[str, pulumi.Resource]
     ready: list[pulumi.Resource]
 
-    def __init__(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None,
+                 controller_after: Sequence[pulumi.Resource] = ()):
         super().__init__("gpu-platform:queues:Queues", name, None, opts)
         self.plan = plan
         addons = plan.spec.addons
@@ -38,7 +42,7 @@ class Queues(pulumi.ComponentResource):
         self.namespace: k8s.core.v1.Namespace | None = None
         self.release: k8s.helm.v3.Release | None = None
         if self.installed:
-            self.namespace, self.release = controller(self, plan)
+            self.namespace, self.release = controller(self, plan, after=controller_after)
             self.ready = [self.release]
 
         # Kubernetes PriorityClasses are core objects: they need no Kueue and are made regardless.
@@ -95,6 +99,18 @@ class Queues(pulumi.ComponentResource):
                 pending.remove(c)
 
         self.admission_checks: list[str] = []
+        # Kueue's ProvisioningRequest check and its config, when the plan gives the pools an autoscaler that
+        # implements ProvisioningRequest (gpu_platform/autoscaling.py plan_provisioning); the ClusterQueues
+        # name it on those pools' flavors (objects.cluster_queue).
+        self.provisioning: dict[str, pulumi.Resource] = {}
+        if plan.provisioning.enabled:
+            config = KueueObject(f"kueue-prc-{plan.provisioning.config}", provisioning_request_config(plan.provisioning),
+                                 opts=self._after())
+            self.provisioning = {
+                "config": config,
+                "admission-check": KueueObject(f"kueue-ac-{plan.provisioning.admission_check}",
+                                               provisioning_admission_check(plan.provisioning), opts=self._after(config)),
+            }
         self.multikueue: dict[str, pulumi.Resource] = {}
         self.multikueue_worker: dict[str, pulumi.Resource] = {}
         if plan.multikueue_manager:
@@ -108,6 +124,8 @@ class Queues(pulumi.ComponentResource):
             deps: list[pulumi.Resource | None] = [self.flavors[cv.CPU_FLAVOR], *(self.flavors[q.flavor] for q in team.quotas)]
             deps.append(self.cohorts.get(team.cohort) if team.cohort else None)
             deps.append(self.multikueue.get("admission-check"))
+            if plan.provisioning.team_flavors([q.flavor for q in team.quotas]):
+                deps.append(self.provisioning.get("admission-check"))
             self.cluster_queues[team.name] = KueueObject(
                 f"kueue-cq-{team.name}",
                 cluster_queue(team, plan, self.admission_checks),
@@ -132,6 +150,9 @@ class Queues(pulumi.ComponentResource):
                 "priorityClasses": {p.name: p.class_name for p in self.plan.priorities},
                 "multiKueueWorkers": [w.name for w in mk.workers] if self.plan.multikueue_manager and mk else [],
                 "multiKueueRole": self.plan.multikueue_role,
+                "provisioningRequest": ({"admissionCheck": self.plan.provisioning.admission_check,
+                                         "flavors": list(self.plan.provisioning.flavors)}
+                                        if self.plan.provisioning.enabled else None),
                 **({"multiKueueWorkerToken": {"namespace": cv.KUEUE_NAMESPACE,
                                               "secret": cv.MULTIKUEUE_WORKER_TOKEN_SECRET}}
                    if self.plan.multikueue_worker else {}),

@@ -5,6 +5,8 @@ Every other Kueue object waits on this release: the CRDs and the validating webh
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -15,8 +17,10 @@ from gpu_platform.plan import Plan
 from ..platform_namespace import platform_namespace
 
 
-def controller(parent: pulumi.Resource, plan: Plan) -> tuple[k8s.core.v1.Namespace, k8s.helm.v3.Release]:
-    """Kueue's namespace (restricted PSA) and its Helm release with the stack's chart values."""
+def controller(parent: pulumi.Resource, plan: Plan,
+               after: Sequence[pulumi.Resource] = ()) -> tuple[k8s.core.v1.Namespace, k8s.helm.v3.Release]:
+    """Kueue's namespace (restricted PSA) and its Helm release with the stack's chart values, after `after`
+    (the ProvisioningRequest CRD, which Kueue looks for once, when it starts)."""
     kueue = plan.spec.addons.kueue
     # The controller pod meets the restricted profile (runAsNonRoot, RuntimeDefault seccomp, no
     # privilege escalation, all capabilities dropped: the chart's securityContext).
@@ -31,6 +35,6 @@ def controller(parent: pulumi.Resource, plan: Plan) -> tuple[k8s.core.v1.Namespa
         namespace=cv.KUEUE_NAMESPACE,
         create_namespace=False,
         values=chart_values(plan),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace, *after]),
     )
     return namespace, release

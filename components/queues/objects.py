@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from gpu_platform import conventions as cv
+from gpu_platform.autoscaling import ProvisioningPlan
 from gpu_platform.plan import Plan, PoolPlan, QuotaPlan, TeamPlan, cpu_quantity, memory_quantity
 
 # A ClusterQueue first tries the flavors where a job fits its own nominal quota before it borrows or
@@ -173,11 +174,49 @@ def cluster_queue(team: TeamPlan, plan: Plan, admission_checks: Sequence[str] = 
     }
     if team.cohort is not None:
         spec["cohortName"] = team.cohort
-    if admission_checks:
-        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": name} for name in admission_checks]}
+    rules: list[dict[str, Any]] = [{"name": name} for name in admission_checks]
+    # The ProvisioningRequest check only on the flavors of the pools the autoscaler provisions: a job on
+    # another flavor (reserved pools, the CPU-only flavor) is admitted as before (admissionChecksStrategy
+    # onFlavors, apis/kueue/v1beta2/clusterqueue_types.go AdmissionCheckStrategyRule).
+    provisioned = plan.provisioning.team_flavors([q.flavor for q in team.quotas])
+    if provisioned:
+        rules.append({"name": plan.provisioning.admission_check, "onFlavors": list(provisioned)})
+    if rules:
+        spec["admissionChecksStrategy"] = {"admissionChecks": rules}
     return {
         "apiVersion": cv.KUEUE_API_VERSION,
         "kind": "ClusterQueue",
         "metadata": object_metadata(team.cluster_queue, labels=team.namespace_labels),
         "spec": spec,
+    }
+
+
+def provisioning_request_config(provisioning: ProvisioningPlan) -> dict[str, Any]:
+    """How Kueue asks for a job's nodes (apis/kueue/v1beta2/provisioningrequestconfig_types.go): the autoscaler's
+    all-or-nothing class, for the pod sets that ask for the provisioned pools' GPU resources. The retry strategy
+    stays Kueue's default (3 retries, backoff from 60 s up to 1800 s; the CRD's default): a
+    best-effort-atomic request the autoscaler cannot serve yet stays Provisioned=False and is retried by the
+    autoscaler itself, only a Failed or expired one counts."""
+    return {
+        "apiVersion": cv.KUEUE_API_VERSION,
+        "kind": cv.PROVISIONING_CONFIG_KIND,
+        "metadata": object_metadata(provisioning.config),
+        "spec": {
+            "provisioningClassName": provisioning.provisioning_class,
+            "managedResources": list(provisioning.managed_resources),
+        },
+    }
+
+
+def provisioning_admission_check(provisioning: ProvisioningPlan) -> dict[str, Any]:
+    """The check Kueue's own ProvisioningRequest controller answers (controllerName), with its config."""
+    group = cv.KUEUE_API_VERSION.split("/")[0]
+    return {
+        "apiVersion": cv.KUEUE_API_VERSION,
+        "kind": "AdmissionCheck",
+        "metadata": object_metadata(provisioning.admission_check),
+        "spec": {
+            "controllerName": cv.PROVISIONING_REQUEST_CONTROLLER,
+            "parameters": {"apiGroup": group, "kind": cv.PROVISIONING_CONFIG_KIND, "name": provisioning.config},
+        },
     }

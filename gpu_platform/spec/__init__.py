@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..conventions import CONFIG_KEY
 from ..errors import Problem, SpecError
 from .addons import (
-    AddonEfaDevicePlugin, AddonGpuOperator, AddonJobSet, AddonKarpenter, AddonKubeRay, AddonKueue,
+    AddonClusterAutoscaler, AddonEfaDevicePlugin, AddonGpuOperator, AddonJobSet, AddonKarpenter, AddonKubeRay, AddonKueue,
     AddonLeaderWorkerSet, AddonMonitoring, AddonTrainer, AddonVpcCni, Addons,
 )
 from .cluster import Cluster, SystemPool
@@ -30,7 +30,7 @@ from .tenancy import Cohort, Egress, Groups, NamespaceLimits, Preemption, Priori
 
 __all__ = [
     "CONFIG_KEY", "JOB_MAX_TTL_SECONDS_DEFAULT", "JOB_TTL_SECONDS_DEFAULT", "KARPENTER_CAPACITY_TYPES",
-    "AccessEntry", "AddonEfaDevicePlugin", "AddonGpuOperator", "AddonJobSet", "AddonKarpenter", "AddonKubeRay",
+    "AccessEntry", "AddonClusterAutoscaler", "AddonEfaDevicePlugin", "AddonGpuOperator", "AddonJobSet", "AddonKarpenter", "AddonKubeRay",
     "AddonKueue", "AddonLeaderWorkerSet", "AddonMonitoring", "AddonTrainer", "AddonVpcCni", "Addons", "Capacity", "Cluster", "Cohort", "Egress", "Groups", "Identity", "Images", "Jobs",
     "KarpenterPool", "MultiKueue", "MultiKueueWorker", "NamespaceLimits", "OidcProvider", "Platform", "Pool",
     "Preemption", "Priority", "Problem", "Quota", "Sharing", "SpecError", "SystemPool", "Team",

@@ -8,7 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .. import conventions as cv, workload_controllers as wc
 from .fields import Strict, exact_version
-from .limits import KARPENTER_MINOR, VPC_CNI_MIN_NETWORK_POLICY
+from .limits import CLUSTER_AUTOSCALER_IMAGE_TAG, GO_DURATION, KARPENTER_MINOR, VPC_CNI_MIN_NETWORK_POLICY
 
 
 class AddonGpuOperator(Strict):
@@ -209,6 +209,95 @@ class AddonKarpenter(Strict):
         return v
 
 
+class AddonClusterAutoscaler(Strict):
+    """The Kubernetes Cluster Autoscaler on `eks` clusters: it scales the elastic managed node groups (pools of
+    capacity type on-demand or spot) between capacity.min and capacity.max, from zero too, and provisions a
+    multi-node job's nodes all at once before Kueue admits it (ProvisioningRequest). Reserved pools run their
+    reservation and Karpenter pools stay Karpenter's: it never touches either."""
+
+    install: bool = Field(
+        default=True,
+        description=(
+            "eks: the autoscaler's Helm release, its IAM role (EKS Pod Identity) and the ProvisioningRequest CRD; "
+            "without it nothing scales the elastic node groups"
+        ),
+        examples=[True],
+    )
+    # Chart 9.51.0 is the last release of the chart whose appVersion is 1.33.0 (kubernetes/autoscaler, tag
+    # cluster-autoscaler-chart-9.51.0, charts/cluster-autoscaler/Chart.yaml); 9.52.0 moves to 1.34.1.
+    version: str = Field(
+        default="9.51.0",
+        description="exact cluster-autoscaler chart version (https://kubernetes.github.io/autoscaler)",
+        examples=["9.51.0"],
+    )
+    # v1.33.6 is the newest 1.33 release, with two ProvisioningRequest fixes over the chart's v1.33.0 (git log
+    # cluster-autoscaler-1.33.0..cluster-autoscaler-1.33.6: "Apply Provisioned condition with SSA", "use
+    # application/json for ProvisioningRequest client").
+    imageTag: str = Field(
+        default="v1.33.6",
+        description=(
+            "the autoscaler release the chart runs (vMAJOR.MINOR.PATCH); its minor must be "
+            "cluster.kubernetesVersion's, as the autoscaler is built for one Kubernetes minor"
+        ),
+        examples=["v1.33.6"],
+    )
+    scaleDownUnneededTime: str = Field(
+        default="10m",
+        description=(
+            "how long an elastic node stays unneeded (no pod but daemons) before it is removed (a Go duration); "
+            "the idle time a pool pays for after its last job"
+        ),
+        examples=["10m"],
+    )
+    scaleDownDelayAfterAdd: str = Field(
+        default="10m",
+        description="how long after a scale-up no node is removed (a Go duration)",
+        examples=["10m"],
+    )
+    maxNodeProvisionTime: str = Field(
+        default="15m",
+        description=(
+            "how long a requested node may take to register before the autoscaler gives it up and tries "
+            "again (a Go duration); GPU nodes boot and pull large images, so not much shorter"
+        ),
+        examples=["15m"],
+    )
+    provisioningRequests: bool = Field(
+        default=True,
+        description=(
+            "ProvisioningRequest support in the autoscaler, and Kueue's ProvisioningRequest admission check "
+            "(best-effort-atomic-scale-up) on the ClusterQueues of the pools it scales: a job is admitted once "
+            "all its nodes are requested, and a topology-aware pool can start at min 0"
+        ),
+        examples=[True],
+    )
+    managePodIdentityAgent: bool = Field(
+        default=True,
+        description=(
+            "manage the eks-pod-identity-agent EKS add-on the autoscaler's credentials come through, unless the "
+            "stack has Karpenter's controller or the data path, whose settings own the add-on then (an existing "
+            "add-on on an attached cluster must be imported first, like vpc-cni)"
+        ),
+        examples=[True],
+    )
+
+    _version = field_validator("version")(lambda v: exact_version(v))
+
+    @field_validator("imageTag")
+    @classmethod
+    def _image_tag(cls, v: str) -> str:
+        if not CLUSTER_AUTOSCALER_IMAGE_TAG.match(v):
+            raise ValueError(f"{v!r} is not a Cluster Autoscaler release: write vMAJOR.MINOR.PATCH, e.g. v1.33.6")
+        return v
+
+    @field_validator("scaleDownUnneededTime", "scaleDownDelayAfterAdd", "maxNodeProvisionTime")
+    @classmethod
+    def _duration(cls, v: str) -> str:
+        if not GO_DURATION.match(v):
+            raise ValueError(f"{v!r} is not a Go duration such as 30s, 10m or 1h30m")
+        return v
+
+
 class _WorkloadController(Strict):
     """A workload controller (gpu_platform/workload_controllers.py): eks stacks deploy its upstream chart on the
     system pool; on an existing cluster `install: true` says the cluster runs it (the stack deploys nothing)."""
@@ -291,6 +380,11 @@ class Addons(Strict):
         default_factory=AddonKarpenter,
         description="eks stacks with a `provisioner: karpenter` pool: the Karpenter controller",
         examples=[{"version": "1.15.2"}],
+    )
+    clusterAutoscaler: AddonClusterAutoscaler = Field(
+        default_factory=AddonClusterAutoscaler,
+        description="eks: the Cluster Autoscaler, which scales the elastic managed node groups and provisions jobs' nodes",
+        examples=[{"install": True, "version": "9.51.0", "imageTag": "v1.33.6"}],
     )
     jobset: AddonJobSet = Field(
         default_factory=AddonJobSet,

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from .. import audit, catalog, conventions as cv, workload_controllers as wc
 from ..errors import Problem
-from ..pool_derivations import pool_capacity_units, pool_labels, pool_units_per_gpu, runs_bottlerocket
+from ..pool_derivations import (
+    pool_capacity_units, pool_labels, pool_topology_aware, pool_units_per_gpu, runs_bottlerocket,
+)
 from .data import check_data
 from .limits import (
-    IAM_ROLE_NAME_MAX, KARPENTER_AMI_VERSION, KARPENTER_AMI_VERSION_FORM, KARPENTER_CAPACITY_FALLBACKS,
+    CLUSTER_AUTOSCALER_IMAGE_TAG, IAM_ROLE_NAME_MAX, KARPENTER_AMI_VERSION, KARPENTER_AMI_VERSION_FORM, KARPENTER_CAPACITY_FALLBACKS,
     KARPENTER_CAPACITY_TYPES,
 )
 from .platform import Platform
@@ -68,7 +70,7 @@ def _check_pools(p: Platform, region: str | None) -> list[Problem]:
             out.append(Problem(f"{at}.capacity.min", f"min {cap.min} is greater than max {cap.max}"))
         if cap.desired is not None and not cap.min <= cap.desired <= cap.max:
             out.append(Problem(f"{at}.capacity.desired", f"desired {cap.desired} is outside min..max ({cap.min}..{cap.max})"))
-        if cap.type in ("capacity-block", "capacity-reservation") and not cap.reservationId:
+        if cap.type in cv.RESERVED_CAPACITY_TYPES and not cap.reservationId:
             out.append(Problem(f"{at}.capacity.reservationId", f"capacity type {cap.type!r} needs a reservationId (cr-...)"))
         if cap.type in ("on-demand", "spot") and cap.reservationId:
             out.append(Problem(
@@ -475,7 +477,53 @@ def _check_workload_controllers(p: Platform) -> list[Problem]:
     return out
 
 
+def _check_elastic_capacity(p: Platform) -> list[Problem]:
+    """What elastic capacity cannot do (gpu_platform/autoscaling.py decides the rest): a topology-aware pool
+    that may be at 0 nodes with nothing to provision its nodes first, and an autoscaler built for another
+    Kubernetes minor or with an IAM role name AWS refuses."""
+    out: list[Problem] = []
+    c, ca = p.cluster, p.addons.clusterAutoscaler
+    if c.provider != "eks":
+        return out
+    provisioning = ca.install and ca.provisioningRequests
+    for i, pool in enumerate(p.pools):
+        cap = pool.capacity
+        if (pool.provisioner != cv.PROVISIONER_MANAGED_NODE_GROUP or cap.type in cv.RESERVED_CAPACITY_TYPES
+                or cap.min > 0 or provisioning or pool.instanceType not in catalog.INSTANCE_TYPES
+                or not pool_topology_aware(pool)):
+            continue
+        # Kueue's TAS admits a job only onto Ready nodes (kueue v0.19.2 pkg/cache/scheduler/tas_topology_tree.go):
+        # at 0 nodes no job fits, it stays suspended, no pod is ever Pending, and no autoscaler scales up for it.
+        why = ("addons.clusterAutoscaler.install is false" if not ca.install
+               else "addons.clusterAutoscaler.provisioningRequests is false")
+        out.append(Problem(
+            f"pools[{i}].capacity.min",
+            f"pool {pool.name!r} is topology-aware and elastic ({cap.type}) at min 0, and {why}: Kueue places its "
+            "jobs only on Ready nodes, so at 0 nodes no job is ever admitted and nothing asks for a node; turn on "
+            "addons.clusterAutoscaler with provisioningRequests (Kueue then asks the autoscaler for a job's nodes "
+            "before admitting it), or set capacity.min to the nodes the largest job needs",
+        ))
+    if not ca.install:
+        return out
+    tag = CLUSTER_AUTOSCALER_IMAGE_TAG.match(ca.imageTag)
+    if tag and f"{tag.group(1)}.{tag.group(2)}" != c.kubernetesVersion:
+        out.append(Problem(
+            "addons.clusterAutoscaler.imageTag",
+            f"{ca.imageTag} is the Cluster Autoscaler for Kubernetes {tag.group(1)}.{tag.group(2)}, and the cluster "
+            f"runs {c.kubernetesVersion}: the autoscaler is built for one minor (its README, \"Releases\"); use a "
+            f"v{c.kubernetesVersion}.x release and the chart release that ships it",
+        ))
+    role = cv.cluster_autoscaler_role_name(c.name)
+    if len(role) > IAM_ROLE_NAME_MAX:
+        out.append(Problem("cluster.name", f"{c.name!r} is too long for the Cluster Autoscaler's IAM role {role!r}: "
+                                           f"{len(role)} characters and AWS allows {IAM_ROLE_NAME_MAX}; use at most "
+                                           f"{len(c.name) - (len(role) - IAM_ROLE_NAME_MAX)} characters, or "
+                                           "addons.clusterAutoscaler.install: false"))
+    return out
+
+
 def validate(platform: Platform, region: str | None = None) -> list[Problem]:
     return (_check_pools(platform, region) + _check_mig_layouts(platform) + _check_cohorts(platform)
             + _check_teams(platform) + _check_platform(platform, region) + _check_security(platform)
-            + _check_karpenter(platform) + check_data(platform) + _check_workload_controllers(platform))
+            + _check_karpenter(platform) + _check_elastic_capacity(platform) + check_data(platform)
+            + _check_workload_controllers(platform))

@@ -30,8 +30,8 @@ class SystemPool(Strict):
         default=None,
         ge=0,
         description=(
-            "node group desiredSize at creation (default: min); never changed by the stack afterwards, and no "
-            "autoscaler is deployed"
+            "node group desiredSize at creation (default: min); never changed by the stack afterwards, and the "
+            "Cluster Autoscaler scales only GPU pools"
         ),
         examples=[2],
     )

@@ -39,3 +39,12 @@ KARPENTER_CAPACITY_FALLBACKS: dict[str, tuple[str, ...]] = {
 }
 # IAM role names are at most 64 characters (IAM API reference, CreateRole.RoleName).
 IAM_ROLE_NAME_MAX = 64
+# The Cluster Autoscaler's duration flags are Go durations (flag.Duration, time.ParseDuration: a sequence of
+# decimal numbers with a unit, "300ms", "1.5h", "2h45m"; kubernetes/autoscaler cluster-autoscaler/config/flags/
+# flags.go at tag cluster-autoscaler-1.33.6).
+GO_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$")
+# The autoscaler's image tags are its releases, vMAJOR.MINOR.PATCH (registry.k8s.io/autoscaling/cluster-autoscaler,
+# the chart's image.tag), and its minor is the Kubernetes minor it is built for (cluster-autoscaler/README.md,
+# "Releases": "We recommend using Cluster Autoscaler with the Kubernetes control plane version for which it was
+# meant").
+CLUSTER_AUTOSCALER_IMAGE_TAG = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")

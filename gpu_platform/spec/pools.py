@@ -54,14 +54,30 @@ class Capacity(Strict):
         ),
         examples=["cr-0123456789abcdef0"],
     )
-    min: int = Field(default=0, ge=0, description="node group minimum size", examples=[0])
-    max: int = Field(ge=0, description="node group maximum size; sets the pool's quota capacity", examples=[16])
+    min: int = Field(
+        default=0,
+        ge=0,
+        description=(
+            "on-demand and spot: the nodes that always run (the autoscaler scales between min and max). "
+            "Reserved capacity runs whole: a capacity block or reservation's pool runs max nodes while it "
+            "is active, and plan warns when min asks for fewer"
+        ),
+        examples=[0],
+    )
+    max: int = Field(
+        ge=0,
+        description=(
+            "the most nodes the pool has; sets the pool's quota capacity. For capacity-block and "
+            "capacity-reservation, the reservation's instance count"
+        ),
+        examples=[16],
+    )
     desired: int | None = Field(
         default=None,
         ge=0,
         description=(
-            "node group desiredSize at creation (default: min); never changed by the stack afterwards, and no "
-            "autoscaler is deployed: the group keeps that many nodes until someone scales it"
+            "on-demand and spot: node group desiredSize at creation (default: min); the stack never changes it "
+            "afterwards, the autoscaler (addons.clusterAutoscaler) does. Reserved pools start at max"
         ),
         examples=[2],
     )

@@ -131,7 +131,8 @@ def test_only_pod_identity_in_the_teams_own_namespaces_can_assume_its_role() -> 
     admin = json.loads(inputs(ROLE, "storage-data-admin")["assumeRolePolicy"])["Statement"][0]
     assert admin["Principal"] == {"AWS": ["arn:aws:iam::123456789012:role/platform-admins"]}
     associations = {(r.inputs["namespace"], r.inputs["serviceAccount"])
-                    for r in rendered("prod").by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")}
+                    for r in rendered("prod").by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+                    if r.parent == "storage"}
     assert associations == {(ns, "team-data") for t in plan_of("prod").teams for ns in t.namespaces}
 
 

@@ -168,7 +168,8 @@ def test_bottlerocket_nodes_run_no_operator_device_plugin_or_mig_manager() -> No
         assert bottlerocket == (pool.name == "l40s-infer")
         deploy = {k: v for k, v in pool.node_labels.items() if k.startswith("nvidia.com/gpu.deploy.")}
         assert deploy == (off if bottlerocket else {}), pool.name
-    nodes = [n for n in fake_nodes(plan)["items"] if n["metadata"]["labels"].get(cv.POOL) == "l40s-infer"]
+    nodes = [n for n in fake_nodes(plan, autoscaled=False)["items"]
+             if n["metadata"]["labels"].get(cv.POOL) == "l40s-infer"]
     assert nodes and all(off.items() <= n["metadata"]["labels"].items() for n in nodes)
 
 

@@ -29,6 +29,8 @@ def test_kueue_runs_with_topology_aware_failed_node_replacement_pinned_on() -> N
         "TASFailedNodeReplacementFailFast": True,
         "TASReplaceNodeOnPodTermination": True,
         "TASReplaceNodeOnNodeTaints": True,
+        # ... and an evicted workload's ProvisioningRequests go with it (issue 23).
+        "CleanupProvisioningRequestsOnEviction": True,
     }
     # The chart passes no --feature-gates of its own (they would conflict with the Configuration's).
     assert "featureGates" not in chart_values(plan_of("prod"))["controllerManager"]

@@ -84,7 +84,7 @@ def test_every_pool_gets_exactly_its_node_group_and_launch_template():
         assert ng.inputs["amiType"] == pool.ami_type
         assert ng.inputs["version"] == plan.cluster.kubernetes_version
         assert ng.inputs["scalingConfig"] == {
-            "minSize": pool.min_nodes, "maxSize": pool.max_nodes, "desiredSize": pool.desired_nodes,
+            "minSize": pool.group_min, "maxSize": pool.max_nodes, "desiredSize": pool.desired_nodes,
         }
         assert ng.inputs["nodeRepairConfig"] == {"enabled": True}
 
@@ -402,22 +402,25 @@ def test_plan_warns_that_a_capacity_block_node_group_upgrades_only_at_zero():
 
 
 # ---------------------------------------------------------------------------------------------------
-# nothing scales the node groups yet (elastic capacity is its own issue)
+# the docs say what scales the node groups now (issue 23), and nothing of the time before
 
 
-def test_no_doc_says_an_autoscaler_scales_the_node_groups():
-    claims = re.compile(r"autoscaler owns|belongs to the autoscaler|autoscaler (?:scales|manages) the (?:managed )?node group",
-                        re.IGNORECASE)
+def test_no_doc_still_says_nothing_scales_the_node_groups():
+    stale = re.compile(r"no (?:cluster )?autoscaler is deployed|nothing scales (?:them|the (?:managed )?node groups) yet",
+                       re.IGNORECASE)
     texts = {p.name: p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
                                              *sorted((ROOT / "docs").glob("*.schema.json"))]}
-    assert {name for name, text in texts.items() if claims.search(text)} == set()
-    assert "nothing scales them yet" in texts["node-pools.md"]
+    assert {name for name, text in texts.items() if stale.search(text)} == set()
+    assert "## Capacity: reserved and elastic" in texts["node-pools.md"]
 
 
 def test_desired_size_is_set_at_creation_only_and_prod_is_protected():
-    for stack, protected in (("prod", True), ("staging", False)):
+    """Only a capacity reservation's size is the stack's (pinned at min = max = desired); every other group's
+    desiredSize belongs, after creation, to the autoscaler, EKS (a capacity block) or a person."""
+    for stack, protected, pinned in (("prod", True, {"np-h200-train"}), ("staging", False, set())):
         for ng in rendered(stack).by_type(NODE_GROUP):
-            assert "scalingConfig.desiredSize" in ng.options["ignoreChanges"], ng.name
+            ignored = "scalingConfig.desiredSize" in ng.options["ignoreChanges"]
+            assert ignored is (ng.name not in pinned), ng.name
             assert ng.options["protect"] is protected, (stack, ng.name)
 
 

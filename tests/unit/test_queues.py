@@ -497,7 +497,13 @@ def test_one_cluster_queue_per_team_in_its_cohort() -> None:
         assert qty(spec["fairSharing"]["weight"]) == Fraction(team.fair_sharing_weight)
         assert spec["queueingStrategy"] == "BestEffortFIFO"
         assert spec["flavorFungibility"]["whenCanPreempt"] in ("MayStopSearch", "TryNextFlavor")
-        assert "admissionChecksStrategy" not in spec  # no MultiKueue in prod
+        # No MultiKueue in prod; the ProvisioningRequest check on the team's elastic pools only (never on the
+        # reserved h100-train and h200-train, nor on the CPU-only flavor).
+        elastic = [f for f in ("l40s-infer", "a100-mig", "l4-interactive") if f in {q.flavor for q in team.quotas}]
+        assert spec.get("admissionChecksStrategy") == ({
+            "admissionChecks": [{"name": "provisioning-request", "onFlavors": elastic}]} if elastic else None)
+    # llm-pretrain holds only the reserved training pools: no check at all.
+    assert "admissionChecksStrategy" not in cqs["llm-pretrain"]["spec"]
 
 
 def test_namespace_selectors_select_only_their_team() -> None:
