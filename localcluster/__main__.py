@@ -21,7 +21,7 @@ from gpu_platform.kueue_config import local_controller_config
 from gpu_platform.nodes import fake_nodes
 from gpu_platform.spec import SpecError
 
-from . import autoscaler, kueue, kwok, nodes
+from . import autoscaler, kueue, kwok, nodes, workloads
 
 
 def _plan(stack: str):
@@ -48,6 +48,29 @@ def cmd_autoscaler(args: argparse.Namespace) -> str:
     (out / "objects.json").write_text(_list(objects))
     pools = [o["metadata"]["name"] for o in objects if o["kind"] == "NodePool"]
     return f"Karpenter NodePools of stack {args.stack}: {', '.join(pools) or 'none (no pool scales)'}"
+
+
+def cmd_workloads(args: argparse.Namespace) -> str:
+    """The workload controllers to run: "COMPONENT TOOL" per line on stdout."""
+    plan = _plan(args.stack)
+    for comp in workloads.components(plan, args.requested):
+        print(comp, workloads.BY_COMPONENT[comp].tool)
+    return ""
+
+
+def cmd_workload_files(args: argparse.Namespace) -> str:
+    plan = _plan(args.stack)
+    lc = workloads.BY_COMPONENT[args.component]
+    out = Path(args.out)
+    workloads.write(plan, lc.key, args.helm, Path(args.src), args.kube_version,
+                    args.apiserver_port + lc.port_offset, Path(args.ca).read_bytes(), out)
+    certs = workloads.cert_dir(lc.key, out)
+    certs.mkdir(parents=True, exist_ok=True)
+    for name in ("crt", "key"):
+        target = certs / f"tls.{name}"
+        target.write_bytes((Path(args.pki) / f"workloads-webhook.{name}").read_bytes())
+        target.chmod(0o600)
+    return f"{args.component}: objects, configuration and certificates in {out}"
 
 
 def cmd_stale_nodes(args: argparse.Namespace) -> str:
@@ -124,6 +147,21 @@ def parser() -> argparse.ArgumentParser:
     au.add_argument("--stack", required=True)
     au.add_argument("--out", required=True)
     au.set_defaults(func=cmd_autoscaler)
+    wl = sub.add_parser("workloads", help="the workload controllers to run (COMPONENT TOOL per line)")
+    wl.add_argument("--stack", required=True)
+    wl.add_argument("--requested", default=None, help="LOCAL_CLUSTER_WORKLOADS (default: the stack's installed ones)")
+    wl.set_defaults(func=cmd_workloads)
+    wf = sub.add_parser("workload-files", help="one workload controller's objects, configuration and certificates")
+    wf.add_argument("--stack", required=True)
+    wf.add_argument("--component", required=True, choices=sorted(workloads.BY_COMPONENT))
+    wf.add_argument("--helm", required=True)
+    wf.add_argument("--src", required=True, help="the controller's module files (scripts/tools/TOOL.sh --src)")
+    wf.add_argument("--kube-version", required=True)
+    wf.add_argument("--apiserver-port", type=int, required=True)
+    wf.add_argument("--ca", required=True, help="the workload webhooks' CA certificate")
+    wf.add_argument("--pki", required=True, help="directory with workloads-webhook.{crt,key}")
+    wf.add_argument("--out", required=True)
+    wf.set_defaults(func=cmd_workload_files)
     s = sub.add_parser("stale-nodes", help="names of nodes registered earlier and not in --names (kubectl JSON on stdin)")
     s.add_argument("--names", required=True)
     s.set_defaults(func=cmd_stale_nodes)

@@ -58,6 +58,7 @@ class Session:
     apiserver_port: int = int(os.environ.get("GPU_PLATFORM_SIM_APISERVER_PORT", "28443"))
     etcd_port: int = int(os.environ.get("GPU_PLATFORM_SIM_ETCD_PORT", "26790"))
     pods_ready_timeout: str | None = None
+    workloads: str = "none"
     stack: str = field(default_factory=lambda: f"sim-{secrets.token_hex(3)}")
 
     @property
@@ -80,6 +81,8 @@ class Session:
             "LOCAL_CLUSTER_APISERVER_PORT": str(self.apiserver_port),
             "LOCAL_CLUSTER_ETCD_PORT": str(self.etcd_port),
             "LOCAL_CLUSTER_STACK": str(self.config_file),
+            # The replay submits batch Jobs: no workload controller (LOCAL_CLUSTER_WORKLOADS, local-cluster.md).
+            "LOCAL_CLUSTER_WORKLOADS": self.workloads,
             CACHE_ENV: str(CACHE),
             "KUBECONFIG": str(self.kubeconfig),
             "PULUMI_BACKEND_URL": f"file://{self.state / 'backend'}",

@@ -41,15 +41,16 @@ from .kueue import loopback_objects
 class LocalController:
     key: str
     component: str          # the binary, and the script's component name
+    tool: str               # scripts/tools/<tool>.sh builds it and keeps its chart or CRDs
     port_offset: int        # from the API server's port: webhook +0, health +1, metrics +2
     config_group: str | None = None   # the controller's Configuration API group (None: flags only)
 
 
 LOCAL: dict[str, LocalController] = {
-    wc.JOBSET: LocalController(wc.JOBSET, "jobset-controller", 8, "config.jobset.x-k8s.io"),
-    wc.LWS: LocalController(wc.LWS, "lws-controller", 11, "config.lws.x-k8s.io"),
-    wc.TRAINER: LocalController(wc.TRAINER, "trainer-controller-manager", 14, "config.trainer.kubeflow.org"),
-    wc.KUBERAY: LocalController(wc.KUBERAY, "kuberay-operator", 17),
+    wc.JOBSET: LocalController(wc.JOBSET, "jobset-controller", "jobset", 8, "config.jobset.x-k8s.io"),
+    wc.LWS: LocalController(wc.LWS, "lws-controller", "lws", 11, "config.lws.x-k8s.io"),
+    wc.TRAINER: LocalController(wc.TRAINER, "trainer-controller-manager", "trainer", 14, "config.trainer.kubeflow.org"),
+    wc.KUBERAY: LocalController(wc.KUBERAY, "kuberay-operator", "kuberay", 17),
 }
 BY_COMPONENT = {c.component: c for c in LOCAL.values()}
 # What a chart renders that runs a pod on a real cluster: dropped, the controller runs on the host.
@@ -110,12 +111,32 @@ def render(plan: Plan, key: str, helm: str, src: Path, kube_version: str) -> lis
     return [d for d in yaml.load_all(out.stdout, Loader=yaml.CSafeLoader) if d]
 
 
-def objects(plan: Plan, key: str, helm: str, src: Path, kube_version: str, webhook_port: int,
+# KubeRay's chart is not rendered here; its ServiceAccount there is the fullname, kuberay-operator
+# (helm-chart/kuberay-operator values.yaml fullnameOverride, templates/serviceaccount.yaml).
+KUBERAY_SERVICE_ACCOUNT = "kuberay-operator"
+
+
+def identity(key: str, rendered: list[dict[str, Any]]) -> tuple[str, str]:
+    """(user, namespace) the controller authenticates as: its chart's ServiceAccount, as in its pod. The tenant
+    admission policies tell a controller's objects (a JobSet's Jobs) from a tenant's by that username (a service
+    account of another namespace: components/admission.py `controlled`)."""
+    ctl = wc.CONTROLLERS[key]
+    if key == wc.KUBERAY:
+        name = KUBERAY_SERVICE_ACCOUNT
+    else:
+        deployments = [o for o in rendered if o.get("kind") == "Deployment"]
+        if len(deployments) != 1:
+            raise ValueError(f"the {ctl.title} chart renders {len(deployments)} Deployments, expected 1")
+        name = deployments[0]["spec"]["template"]["spec"].get("serviceAccountName") or "default"
+    return f"system:serviceaccount:{ctl.namespace}:{name}", ctl.namespace
+
+
+def objects(plan: Plan, key: str, rendered: list[dict[str, Any]], webhook_port: int,
             ca_pem: bytes) -> list[dict[str, Any]]:
     ctl = wc.CONTROLLERS[key]
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ctl.namespace}}
-    return [namespace] + loopback_objects(render(plan, key, helm, src, kube_version), webhook_port, ca_pem,
-                                          keep=KEEP, drop=DROP, what=f"the {ctl.title} chart")
+    return [namespace] + loopback_objects(rendered, webhook_port, ca_pem, keep=KEEP, drop=DROP,
+                                          what=f"the {ctl.title} chart")
 
 
 def configuration(key: str, webhook_port: int, cert_dir: Path) -> dict[str, Any] | None:
@@ -154,19 +175,44 @@ def arguments(key: str, webhook_port: int, state: Path) -> list[str]:
 
 def write(plan: Plan, key: str, helm: str, src: Path, kube_version: str, webhook_port: int, ca_pem: bytes,
           out: Path) -> None:
-    """Everything the script needs for one controller, in `out`: objects.json (CRDs first), config.yaml,
-    args (one per line) and health (the readiness URL)."""
-    objs = objects(plan, key, helm, src, kube_version, webhook_port, ca_pem)
+    """Everything the script needs for one controller, in `out`: crds.json, objects.json (before the process),
+    after.json (once it is ready), config.yaml, args and env (one per line), health (the readiness URL) and
+    identity (its ServiceAccount's username and namespace)."""
+    rendered = render(plan, key, helm, src, kube_version)
+    user, namespace = identity(key, rendered)
+    objs = objects(plan, key, rendered, webhook_port, ca_pem)
     crds = [o for o in objs if o["kind"] == "CustomResourceDefinition"]
-    rest = [o for o in objs if o["kind"] != "CustomResourceDefinition"]
+    own = {c["spec"]["names"]["kind"] for c in crds}
     out.mkdir(parents=True, exist_ok=True)
     (out / "crds.json").write_text(_list(crds))
-    (out / "objects.json").write_text(_list(rest))
-    cfg = configuration(key, webhook_port, out / "certs")
+    (out / "objects.json").write_text(_list([o for o in objs if o["kind"] != "CustomResourceDefinition"
+                                             and o["kind"] not in own]))
+    # Objects of the controller's own kinds (Trainer's runtime) pass its webhooks: applied once it serves them.
+    (out / "after.json").write_text(_list([o for o in objs if o["kind"] in own]))
+    cfg = configuration(key, webhook_port, cert_dir(key, out))
     if cfg is not None:
         (out / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     (out / "args").write_text("".join(a + "\n" for a in arguments(key, webhook_port, out)))
+    (out / "env").write_text("".join(f"{k}={v}\n" for k, v in environment(key, out).items()))
     (out / "health").write_text(f"http://127.0.0.1:{webhook_port + 1}/readyz\n")
+    (out / "identity").write_text(f"{user} {namespace}\n")
+
+
+def environment(key: str, state: Path) -> dict[str, str]:
+    """Environment beside KUBECONFIG: Trainer's webhook certificates live under TMPDIR (module docstring);
+    KubeRay deletes a finished RayJob at its TTL, as the chart's env sets it on EKS (chart_values)."""
+    if key == wc.TRAINER:
+        return {"TMPDIR": str(state / "tmp")}
+    if key == wc.KUBERAY:
+        return {e["name"]: e["value"] for e in wc.chart_values(key, wc.CONTROLLERS[key].default_version, False)["env"]}
+    return {}
+
+
+def cert_dir(key: str, state: Path) -> Path:
+    """Where the controller reads its webhook serving certificate (tls.crt, tls.key)."""
+    if key == wc.TRAINER:
+        return state / "tmp" / "k8s-webhook-server" / "serving-certs"
+    return state / "certs"
 
 
 def _list(items: list[dict[str, Any]]) -> str:

@@ -115,6 +115,9 @@ def cluster_env(state: Path, apiserver_port: str, etcd_port: str,
         "LOCAL_CLUSTER_APISERVER_PORT": apiserver_port,
         "LOCAL_CLUSTER_ETCD_PORT": etcd_port,
         CACHE_ENV: str(CACHE),
+        # No workload controller unless a test asks ("" runs the stack's): they cost start time and CPU, and
+        # only the live layer's tests use them (tests/live/conftest.py).
+        "LOCAL_CLUSTER_WORKLOADS": "none",
         **(extra or {}),
     })
     return env

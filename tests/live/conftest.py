@@ -34,6 +34,9 @@ STACK_FILE = Path(__file__).with_name("stack.yaml")
 PODS_READY_TIMEOUT_SECONDS = 20
 LIVE_APISERVER_PORT = os.environ.get("GPU_PLATFORM_LIVE_APISERVER_PORT", "27443")
 LIVE_ETCD_PORT = os.environ.get("GPU_PLATFORM_LIVE_ETCD_PORT", "25790")
+# What `clean` deletes in every team namespace: Jobs and the workload controllers' kinds, then what is left.
+WORKLOAD_KINDS = ("jobs,jobsets.jobset.x-k8s.io,trainjobs.trainer.kubeflow.org,rayjobs.ray.io,rayclusters.ray.io,"
+                  "leaderworkersets.leaderworkerset.x-k8s.io,services,pods")
 
 
 def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
@@ -134,7 +137,7 @@ class Live:
         """Delete every Job of every team and wait until Kueue holds no quota anywhere."""
         for team in self.plan.teams:
             for ns in team.namespaces:
-                self.kubectl("delete", "jobs,services,pods", "--all", "-n", ns, "--wait=false",
+                self.kubectl("delete", WORKLOAD_KINDS, "--all", "-n", ns, "--wait=false",
                              "--ignore-not-found", check=False)
 
         def empty() -> bool:
@@ -158,7 +161,9 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     stack_file = tmp / f"Pulumi.{STACK}.yaml"
     shutil.copy(STACK_FILE, stack_file)
     extra = {"LOCAL_CLUSTER_STACK": str(stack_file),
-             "LOCAL_CLUSTER_PODS_READY_TIMEOUT": f"{PODS_READY_TIMEOUT_SECONDS}s"}
+             "LOCAL_CLUSTER_PODS_READY_TIMEOUT": f"{PODS_READY_TIMEOUT_SECONDS}s",
+             # the workload controllers the stack installs (all four): tests/live/test_workloads.py
+             "LOCAL_CLUSTER_WORKLOADS": ""}
     with running_cluster(tmp / "cluster", LIVE_APISERVER_PORT, LIVE_ETCD_PORT, "live", extra) as cluster:
         engine: Engine = new_engine(tmp / "backend")
         engine.ensure_stack(STACK, stack_file)

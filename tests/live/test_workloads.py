@@ -1,0 +1,131 @@
+"""The workload controllers, live: JobSet, Kubeflow Trainer, KubeRay and LeaderWorkerSet (the real controllers,
+built from their Go modules, localcluster/workloads.py) run what tenants submit from the paved-road templates
+(`python -m platform_cli job --kind ...`), queued by the real Kueue and placed by the real scheduler on nodes
+that exist (the training pool, topology-aware, whole) or that Karpenter adds (mig, shared: from 0).
+
+What "completes" means per kind here: KWOK plays every kubelet, so a pod runs for the duration it carries and
+then succeeds. A JobSet and a TrainJob (a JobSet underneath) complete when their Jobs do, as on a real
+cluster. A RayJob cannot: its operator asks the Ray head's dashboard (HTTP, port 8265) for the Ray job's
+state, and no Ray runs on a simulated node. So a RayJob is proven up to what Kubernetes does: one Kueue
+workload for head and workers, admitted whole, the head on CPU capacity, the workers on the GPU pool, all
+Running; then it is deleted and the quota must come back (docs/submitting-work.md says the same).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from components.admission import RULES
+from gpu_platform.jobs import JobRequest
+from gpu_platform.workload_templates import template
+from tests.live.conftest import Live, TIMINGS, cv, is_true, wait_for
+
+# Labels the controllers put on the pods they make (sigs.k8s.io/jobset api/jobset/v1alpha2 JobSetNameKey;
+# ray-operator pkg/utils/constant.go RayClusterLabelKey, RayNodeTypeLabelKey; sigs.k8s.io/lws api/leaderworkerset/v1 SetNameLabelKey).
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+RAY_CLUSTER = "ray.io/cluster"
+RAY_NODE_TYPE = "ray.io/node-type"
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+TENANT_POLICY = "ValidatingAdmissionPolicy 'tenant-workloads.gpu-platform.io'"
+
+
+def submit(live: Live, team: str, kind: str, pool: str, gpus: int, name: str, **kw: Any) -> list[dict[str, Any]]:
+    objs = template(live.plan, JobRequest(team=team, pool=pool, gpus=gpus, kind=kind, name=name, **kw))
+    live.create(objs, as_team=team)
+    return objs
+
+
+def owned_workloads(live: Live, team: str, kind: str, name: str) -> list[dict[str, Any]]:
+    return [w for w in live.workloads(team)
+            if any(o.get("kind") == kind and o.get("name") == name for o in w["metadata"].get("ownerReferences", []))]
+
+
+def pods(live: Live, team: str, selector: str) -> list[dict[str, Any]]:
+    return live.get("pods", "-n", live.namespace(team), "-l", selector)["items"]
+
+
+def all_running(ps: list[dict[str, Any]], n: int) -> bool:
+    return len(ps) == n and all(p["status"].get("phase") == "Running" for p in ps)
+
+
+def node_labels(live: Live, name: str) -> dict[str, str]:
+    return live.get("node", name)["metadata"]["labels"]
+
+
+def test_a_four_worker_jobset_is_one_workload_gang_admitted_on_one_block_and_completes(platform: Live) -> None:
+    live = platform
+    t0 = time.monotonic()
+    submit(live, "alpha", "jobset", "train", 2, "js-train", nodes=4, duration="20s")
+    wl = wait_for(lambda: (lambda ws: ws[0] if len(ws) == 1 and is_true(ws[0], "Admitted") else None)(
+        owned_workloads(live, "alpha", "JobSet", "js-train")), 60, "one admitted Workload for JobSet js-train")
+    # one pod set of 4, admitted whole with a topology assignment (TAS)
+    (ps_assign,) = wl["status"]["admission"]["podSetAssignments"]
+    assert ps_assign["count"] == 4 and ps_assign.get("topologyAssignment")
+    wait_for(lambda: all_running(pods(live, "alpha", f"{JOBSET_NAME}=js-train"), 4), 60, "4 JobSet pods Running")
+    TIMINGS["live: jobset, submission to 4 pods Running"] = round(time.monotonic() - t0, 1)
+    running = pods(live, "alpha", f"{JOBSET_NAME}=js-train")
+    blocks = {node_labels(live, p["spec"]["nodeName"])[cv.TOPOLOGY_LEVELS[2]] for p in running}
+    assert len(blocks) == 1, f"the gang spans network blocks {blocks}"
+    assert live.usage("alpha", "train", "nvidia.com/gpu")[0] == 8
+    wait_for(lambda: is_true(live.get("jobset", "js-train", "-n", live.namespace("alpha")), "Completed"), 90,
+             "JobSet js-train Completed")
+    wait_for(lambda: live.usage("alpha", "train", "nvidia.com/gpu")[0] == 0, 60, "alpha's train quota released")
+
+
+def test_a_two_node_trainjob_runs_as_one_workload_and_completes(platform: Live) -> None:
+    live = platform
+    t0 = time.monotonic()
+    submit(live, "beta", "trainjob", "train", 8, "tj-train", nodes=2, duration="20s")
+    wl = wait_for(lambda: (lambda ws: ws[0] if len(ws) == 1 and is_true(ws[0], "Admitted") else None)(
+        owned_workloads(live, "beta", "TrainJob", "tj-train")), 60, "one admitted Workload for TrainJob tj-train")
+    assert sum(p["count"] for p in wl["status"]["admission"]["podSetAssignments"]) == 2
+    # Trainer runs it as a JobSet of the same name.
+    wait_for(lambda: all_running(pods(live, "beta", f"{JOBSET_NAME}=tj-train"), 2), 60, "2 TrainJob pods Running")
+    TIMINGS["live: trainjob, submission to 2 pods Running"] = round(time.monotonic() - t0, 1)
+    assert live.usage("beta", "train", "nvidia.com/gpu")[0] == 16
+    wait_for(lambda: is_true(live.get("trainjob", "tj-train", "-n", live.namespace("beta")), "Complete"), 90,
+             "TrainJob tj-train Complete")
+    wait_for(lambda: live.usage("beta", "train", "nvidia.com/gpu")[0] == 0, 60, "beta's train quota released")
+
+
+def test_a_rayjob_puts_its_head_on_cpu_capacity_and_its_workers_on_the_pool(platform: Live) -> None:
+    live = platform
+    t0 = time.monotonic()
+    submit(live, "alpha", "rayjob", "train", 8, "ray-train", nodes=1, duration="10m")
+    wl = wait_for(lambda: (lambda ws: ws[0] if len(ws) == 1 and is_true(ws[0], "Admitted") else None)(
+        owned_workloads(live, "alpha", "RayJob", "ray-train")), 60, "one admitted Workload for RayJob ray-train")
+    assert {p["name"] for p in wl["status"]["admission"]["podSetAssignments"]} >= {"head", "gpu-workers"}
+    cluster = wait_for(lambda: live.get("rayjob", "ray-train", "-n", live.namespace("alpha"))
+                       .get("status", {}).get("rayClusterName"), 60, "the RayJob's RayCluster")
+    wait_for(lambda: all_running(pods(live, "alpha", f"{RAY_CLUSTER}={cluster}"), 2), 90, "Ray head and worker Running")
+    TIMINGS["live: rayjob, submission to head and worker Running"] = round(time.monotonic() - t0, 1)
+    by_type = {p["metadata"]["labels"][RAY_NODE_TYPE]: p for p in pods(live, "alpha", f"{RAY_CLUSTER}={cluster}")}
+    head_node = node_labels(live, by_type["head"]["spec"]["nodeName"])
+    worker_node = node_labels(live, by_type["worker"]["spec"]["nodeName"])
+    assert cv.POOL not in head_node            # a CPU node: no GPU pool's
+    assert worker_node[cv.POOL] == "train"
+    assert live.usage("alpha", "train", "nvidia.com/gpu")[0] == 8
+    live.kubectl("delete", "rayjob", "ray-train", "-n", live.namespace("alpha"), as_team="alpha")
+    wait_for(lambda: live.usage("alpha", "train", "nvidia.com/gpu")[0] == 0, 90, "alpha's train quota released")
+
+
+@pytest.mark.parametrize("kind", ["jobset", "trainjob", "rayjob"])
+def test_tenants_cannot_submit_to_another_teams_pool(live: Live, kind: str) -> None:
+    """Refused by the tenant admission policy's team-pools rule, on the real API server, before any controller."""
+    objs = template(live.plan, JobRequest(team="alpha", pool="train", gpus=8, kind=kind, name=f"bad-{kind}", nodes=1))
+    stolen = json.loads(json.dumps(objs[-1]).replace(f'"{cv.POOL}": "train"', f'"{cv.POOL}": "mig"'))
+    out = live.create(stolen, as_team="alpha", check=False)
+    assert out.returncode != 0 and TENANT_POLICY in out.stderr and RULES["team-pools"] in out.stderr, out.stderr
+
+
+def test_a_jobset_with_a_host_path_is_refused(live: Live) -> None:
+    (obj,) = [o for o in template(live.plan, JobRequest(team="alpha", pool="train", gpus=2, kind="jobset",
+                                                       name="bad-hostpath", nodes=2)) if o["kind"] == "JobSet"]
+    pod = obj["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod["volumes"] = [{"name": "host", "hostPath": {"path": "/var/run"}}]
+    out = live.create(obj, as_team="alpha", check=False)
+    assert out.returncode != 0 and TENANT_POLICY in out.stderr and RULES["host-path"] in out.stderr, out.stderr
