@@ -114,10 +114,13 @@ BUILTIN_POD_MAKERS: tuple[tuple[str, str, str, str], ...] = (
 )
 # Kinds whose controllers create the workloads the policy checks (the controlling ownerReference of an
 # exempt object): Job (pods), ReplicaSet (pods), StatefulSet (pods), Deployment (ReplicaSets), CronJob
-# (Jobs) and the integrations' own kinds (JobSet -> Jobs, LeaderWorkerSet -> StatefulSets and pods,
-# PyTorchJob and RayCluster -> pods, RayJob -> RayCluster and its submitter Job, TrainJob -> JobSet).
+# (Jobs) and the integrations' own kinds (JobSet -> Jobs, LeaderWorkerSet -> the leader StatefulSet,
+# PyTorchJob and RayCluster -> pods, RayJob -> RayCluster and its submitter Job, TrainJob -> JobSet), and Pod:
+# LeaderWorkerSet makes each group's worker StatefulSet with the group's leader Pod as its controller
+# (sigs.k8s.io/lws v0.7.0 pkg/controllers/pod_controller.go setControllerReferenceWithStatefulSet), found
+# refused on the live cluster before Pod was listed. The username condition still keeps tenants out.
 WORKLOAD_OWNER_KINDS: tuple[str, ...] = (
-    "Job", "ReplicaSet", "StatefulSet", "Deployment", "CronJob",
+    "Job", "ReplicaSet", "StatefulSet", "Deployment", "CronJob", "Pod",
     "JobSet", "LeaderWorkerSet", "PyTorchJob", "RayCluster", "RayJob", "TrainJob",
 )
 

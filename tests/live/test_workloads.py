@@ -129,3 +129,24 @@ def test_a_jobset_with_a_host_path_is_refused(live: Live) -> None:
     pod["volumes"] = [{"name": "host", "hostPath": {"path": "/var/run"}}]
     out = live.create(obj, as_team="alpha", check=False)
     assert out.returncode != 0 and TENANT_POLICY in out.stderr and RULES["host-path"] in out.stderr, out.stderr
+
+
+def test_production_inference_preempts_lower_priority_work_which_is_requeued_not_failed(platform: Live) -> None:
+    """delta's pool (shared: 16 time-sliced units, one node, from 0) full of `development` work; a
+    `production-inference` LeaderWorkerSet (one group of 2 pods) takes its place by priority preemption."""
+    live = platform
+    ns = live.namespace("delta")
+    live.submit("delta", "shared", 1, "batch-dev", nodes=16, priority="development", duration="10m")
+    wait_for(lambda: len([p for p in live.pods("delta", "batch-dev") if p["status"].get("phase") == "Running"]) == 16,
+             120, "16 development pods Running on the shared pool")
+    t0 = time.monotonic()
+    submit(live, "delta", "lws", "shared", 1, "serve", nodes=2, duration="10m")
+    wait_for(lambda: all_running(pods(live, "delta", f"{LWS_NAME}=serve"), 2), 90, "the serving group's 2 pods Running")
+    TIMINGS["live: lws, submission to 2 pods Running by preemption"] = round(time.monotonic() - t0, 1)
+    wl = live.workload("delta", "batch-dev")
+    evicted = next(c for c in wl["status"]["conditions"] if c["type"] == "Evicted")
+    assert evicted["reason"] == "Preempted", evicted
+    assert not is_true(wl, "Admitted") and not is_true(wl, "Finished")
+    job = live.get("job", "batch-dev", "-n", ns)
+    assert job["spec"]["suspend"] is True                       # requeued: suspended, waiting for quota again
+    assert not any(c["type"] == "Failed" and c["status"] == "True" for c in job["status"].get("conditions", []))
