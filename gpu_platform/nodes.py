@@ -125,6 +125,12 @@ def _system_node(plan: Plan, index: int) -> dict[str, Any]:
     return node
 
 
+def spare_nodes(plan: Plan, per_pool: int) -> list[dict[str, Any]]:
+    """`per_pool` more nodes in every pool, named and labelled as the pool's next ones (a what-if's spare
+    capacity: nodes beyond capacity.max that no quota counts, simulator/failures.py)."""
+    return [_node(plan, p, p.max_nodes + i) for p in plan.pools for i in range(per_pool)]
+
+
 def fake_nodes(plan: Plan) -> dict[str, Any]:
     items = [_node(plan, p, i) for p in plan.pools for i in range(p.max_nodes)]
     if plan.cluster.system_pool is not None:
