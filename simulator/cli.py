@@ -66,7 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     fails.add_argument("--repair-time", default="10m", help="how long a failed node is down (default 10m: EKS node "
                        "repair acts on a GPU fault after 10 minutes)")
     fails.add_argument("--spare-nodes", type=int, metavar="N", help="replay twice, without and with N spare nodes "
-                       "per pool (beyond capacity.max, in no quota), and compare")
+                       "in each pool the failures can strike (beyond capacity.max, in no quota), and compare")
     p.add_argument("--out", default=".local/simulate", help="output directory (default .local/simulate)")
     p.add_argument("--keep", action="store_true", help="leave the last cluster running")
     p.add_argument("--skip-unless-queues-changed", action="store_true",
@@ -169,19 +169,19 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
                  traces: dict[str, tuple[list[TraceJob], float]] | None = None, correct: bool = True,
                  speeds: dict[str, float] | None = None, failures: list[NodeFailure] | None = None,
                  failure_seed: int = 1, failure_rate: float | None = None,
-                 spares: dict[str, int] | None = None) -> dict[str, dict]:
+                 spares: dict[str, dict[str, int]] | None = None) -> dict[str, dict]:
     """Replay the trace against each (name, stack file, plan) in turn and write each report under out/name.
     Consecutive configs with the same cluster_key share a cluster: drained and redeployed between them.
     `traces` gives a config its own (jobs, horizon) instead of the common ones (tests replay only what a
     variant is asserted on), `speeds` its own speed (tests replay one trace at two speeds on one cluster).
-    `failures` fail nodes in every replay (simulator/failures.py), `spares` adds spare nodes per pool to a
-    config's replay (removed again when the cluster is reused)."""
+    `failures` fail nodes in every replay (simulator/failures.py), `spares` adds spare nodes to a config's
+    pools for its replay (pool -> how many; removed again when the cluster is reused)."""
     from .replay import drain, remove_spares
 
     reports: dict[str, dict] = {}
     session: Session | None = None
     key = previous_plan = None
-    previous_spares = 0
+    previous_spares: dict[str, int] = {}
     try:
         common = (jobs, horizon)
         for name, layer, plan in configs:
@@ -205,7 +205,7 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
             print(f"simulate: {name}: {len(jobs)} jobs over {horizon / 3600:g} h at {speed_here:g}x "
                   f"(about {horizon / speed_here / 60:.1f} min of replay); cluster {'reused' if not started else f'up in {started:.0f} s'}, "
                   f"stack deployed in {deployed:.0f} s", file=sys.stderr)
-            spares_here = (spares or {}).get(name, 0)
+            spares_here = (spares or {}).get(name, {})
             result = replay(session.client(), plan, jobs, speed_here, horizon, progress, correct=correct,
                             failures=failures, failure_seed=failure_seed, spares=spares_here, failure_rate=failure_rate)
             r = metrics.compute(result, plan)
@@ -263,11 +263,17 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"simulate: {note}", file=sys.stderr)
     (out / "trace.csv").write_text(dump_csv(jobs))
-    spares = {configs[1][0]: args.spare_nodes} if args.spare_nodes and failures is not None else None
+    spares = None
+    if args.spare_nodes and failures is not None:
+        # Where failures can strike: every pool for a rate, the pools a schedule names.
+        struck = [p.name for p in plans[configs[0][0]].pools
+                  if args.node_failure_rate is not None or any(f.pool == p.name for f in failures)]
+        spares = {configs[1][0]: {pool: args.spare_nodes for pool in struck}}
     if failures is not None:
         print(f"simulate: {sum(1 for f in failures if f.at < horizon)} node failures within the horizon"
               + (f" ({args.node_failure_rate:g} per node-hour, seed {args.failure_seed})" if args.node_failure_rate else "")
-              + (f"; then again with {args.spare_nodes} spare node(s) per pool" if spares else ""), file=sys.stderr)
+              + (f"; then again with {args.spare_nodes} spare node(s) in each of "
+                 f"{', '.join(next(iter(spares.values())))}" if spares else ""), file=sys.stderr)
     try:
         reports = simulate_all([(name, layers[name], plans[name]) for name, _ in configs], jobs, horizon, speed,
                                out, keep=args.keep, correct=not args.no_correction, failures=failures,

@@ -284,7 +284,7 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         cost[key] += usd
     for p in plan.pools:
         cost["idle_usd"] += pool_report[p.name]["idle_gpu_hours"] * p.units_per_gpu * p.usd_per_node_hour / p.units_per_node
-        cost["spare_usd"] += run.spare_nodes * p.usd_per_node_hour * H / 3600
+        cost["spare_usd"] += run.spares.get(p.name, 0) * p.usd_per_node_hour * H / 3600
     total = sum(cost.values())
     done = sum(1 for r in finished.values() if r == "Succeeded")
     cost = {k: round(v, 2) for k, v in cost.items()}
@@ -395,7 +395,8 @@ def failure_figures(run: Run, plan: Plan, struck: list[Hit]) -> dict[str, Any] |
         redone = sum(gpus(p.name, run.jobs[h.job].total_units) * (h.at - h.run_start) for h in lost) / 3600
         stalled = sum(gpus(p.name, run.jobs[h.job].total_units - h.units_on_node) * (h.stop - h.at) for h in lost) / 3600
         down_h = _integrate(down, H) * node_gpus / 3600
-        uncovered = _integrate(down, H, lambda v: max(0.0, v - run.spare_nodes)) * node_gpus / 3600
+        spares = run.spares.get(p.name, 0)
+        uncovered = _integrate(down, H, lambda v: max(0.0, v - spares)) * node_gpus / 3600
         raw[p.name] = {
             "failures": sum(1 for r in records if r.node is not None),
             "skipped": sum(1 for r in records if r.node is None),
@@ -404,7 +405,7 @@ def failure_figures(run: Run, plan: Plan, struck: list[Hit]) -> dict[str, Any] |
             "capacity_down_gpu_hours": down_h,
             "uncovered_down_gpu_hours": uncovered,
             "gpu_hours_lost": redone + stalled + uncovered,
-            "spare_gpu_hours": run.spare_nodes * node_gpus * H / 3600,
+            "spare_gpu_hours": spares * node_gpus * H / 3600,
         }
         rows[p.name] = {**{k: round(v, 3) for k, v in raw[p.name].items()}, **_hit_figures(lost)}
     lost = [h for h in struck if h.outcome != "finished"]
@@ -414,7 +415,7 @@ def failure_figures(run: Run, plan: Plan, struck: list[Hit]) -> dict[str, Any] |
     return {
         "rate_per_node_hour": run.failure_rate,
         "seed": run.failure_seed,
-        "spare_nodes_per_pool": run.spare_nodes,
+        "spare_nodes": dict(run.spares),
         "toleration_s": round(run.toleration_s, 1),
         "scheduled": sum(1 for f in run.failure_schedule if f.at < H),
         **{k: total[k] for k in FAILURE_KEYS},

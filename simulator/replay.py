@@ -29,8 +29,8 @@ pods. The node is repaired (Ready again) after its repair time. The replay recor
 pods on the node, and restarts a job whose lost pod runs again while it stays admitted: a gang whose
 member vanished starts over, so all its pods get a new end, its whole duration after the replacement runs
 (event `restarted`). A job admitted onto quota whose node is down waits with its pods unschedulable; its
-run starts when they all run (event `started`). Spare nodes (`spares` per pool, beyond capacity.max and
-in no quota) are registered before the replay.
+run starts when they all run (event `started`). Spare nodes (`spares`: how many in which pools, beyond
+capacity.max and in no quota) are registered before the replay.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ class Run:
     failure_seed: int = 0
     failure_rate: float | None = None    # per node-hour, when the schedule was drawn from one
     failures: list[Injected] = field(default_factory=list)
-    spare_nodes: int = 0                 # per pool
+    spares: dict[str, int] = field(default_factory=dict)   # spare nodes per pool
     toleration_s: float = 0.0            # the pods' toleration of a lost node, in trace seconds
 
     @property
@@ -354,6 +354,8 @@ class _Watcher:
             if reason == "Preempted":
                 reason = c.get("Preempted", {}).get("reason", reason)
             flavor, units = self._assignment(obj)
+            if not flavor:   # the admission is cleared already: what it held
+                flavor, units = self.assignment.get(index, ("", 0))
             self._record("evicted", index, flavor=flavor, units=units, reason=reason or "Evicted")
             self.pending_since[index] = now
             self.counts["evicted"] += 1
@@ -610,7 +612,7 @@ class _Injector:
 
     def _fail(self, k: int, failure: NodeFailure) -> None:
         pool = self.plan.pools_by_name[failure.pool]
-        up = [n for n in pool_nodes(pool, self.run.spare_nodes) if n not in self.down]
+        up = [n for n in pool_nodes(pool, self.run.spares.get(pool.name, 0)) if n not in self.down]
         node = pick(failure, k, self.run.failure_seed, up, self.watcher.busy_nodes())
         now = self.watcher.clock()
         record = Injected(failure, now * self.run.speed, node)
@@ -625,7 +627,12 @@ class _Injector:
 
     def _repair(self, node: str) -> None:
         node_faults.repair(self.client, node)
-        self.down.pop(node).repaired = self.watcher.clock() * self.run.speed
+        now = self.watcher.clock()
+        record = self.down.pop(node)
+        record.repaired = now * self.run.speed
+        # Capacity is back: an admission now is Kueue's reaction to it, not its time to admit a job that
+        # found room (the hand-over figures, metrics' simulator section).
+        self.watcher.last_free[self.plan.pools_by_name[record.failure.pool].flavor] = now
 
     def stop(self) -> None:
         self._stop.set()
@@ -653,9 +660,9 @@ def wait_healthy(client: Client, names: list[str], timeout: float = NODES_HEALTH
         time.sleep(0.5)
 
 
-def add_spares(client: Client, plan: Plan, per_pool: int) -> list[str]:
-    """Register `per_pool` spare nodes in every pool (gpu_platform.nodes.spare_nodes) and wait until they
-    are Ready; their names."""
+def add_spares(client: Client, plan: Plan, per_pool: dict[str, int]) -> list[str]:
+    """Register spare nodes in pools (gpu_platform.nodes.spare_nodes) and wait until they are Ready; their
+    names."""
     nodes = spare_nodes(plan, per_pool)
     for node in nodes:
         node_faults.register_node(client, node)
@@ -664,7 +671,7 @@ def add_spares(client: Client, plan: Plan, per_pool: int) -> list[str]:
     return names
 
 
-def remove_spares(client: Client, plan: Plan, per_pool: int) -> None:
+def remove_spares(client: Client, plan: Plan, per_pool: dict[str, int]) -> None:
     """Delete the spare nodes add_spares registered (after a drain: no pod is left on them)."""
     for node in spare_nodes(plan, per_pool):
         try:
@@ -676,14 +683,14 @@ def remove_spares(client: Client, plan: Plan, per_pool: int) -> None:
 
 def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horizon: float,
            progress: Callable[[str], None] | None = None, correct: bool = True,
-           failures: list[NodeFailure] | None = None, failure_seed: int = 0, spares: int = 0,
+           failures: list[NodeFailure] | None = None, failure_seed: int = 0, spares: dict[str, int] | None = None,
            failure_rate: float | None = None) -> Run:
     """Submit every job due before the horizon at its time and watch until the horizon. With `correct`
     (the default) the simulator's own chain is measured first and every pod ends on the trace's time.
-    `failures` (None: none, and nothing watched for them) fail nodes on the way, `spares` nodes per pool
+    `failures` (None: none, and nothing watched for them) fail nodes on the way, `spares` (nodes per pool)
     are added first (remove_spares takes them away)."""
     run = Run(jobs=jobs, speed=speed, horizon=horizon, corrected=correct, failure_schedule=failures,
-              failure_seed=failure_seed, failure_rate=failure_rate, spare_nodes=spares,
+              failure_seed=failure_seed, failure_rate=failure_rate, spares=dict(spares or {}),
               toleration_s=lost_node_toleration_s(speed) * speed)
     if failures is not None:   # every node up (a previous replay's failures were repaired), then the spares
         wait_healthy(client, [n for p in plan.pools for n in pool_nodes(p)])

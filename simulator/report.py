@@ -78,7 +78,7 @@ def text(r: dict[str, Any], title: str, markdown: bool = False) -> str:
 
 def failures_text(f: dict[str, Any], markdown: bool = False) -> list[str]:
     """The node failures' table (per pool that had any) and what it adds up to, in words."""
-    spares = f["spare_nodes_per_pool"]
+    spares = f["spare_nodes"]
     headers = FAILURE_HEADERS[:8] + (SPARE_HEADERS if spares else []) + FAILURE_HEADERS[8:]
     rows = []
     for name, p in f["pools"].items():
@@ -97,8 +97,9 @@ def failures_text(f: dict[str, Any], markdown: bool = False) -> list[str]:
              + (f" ({f['finished_before_stopped']} more ended before they were stopped)" if f["finished_before_stopped"] else "")
              + f"; {_fmt(f['gpu_hours_lost'])} GPU-h lost = {_fmt(f['work_redone_gpu_hours'])} redone + "
              f"{_fmt(f['stalled_gpu_hours'])} stalled + {_fmt(f['uncovered_down_gpu_hours'])} of capacity down"
-             + (f" (of {_fmt(f['capacity_down_gpu_hours'])}: {spares} spare node(s) per pool covered the rest, "
-                f"{_fmt(f['spare_gpu_hours'])} GPU-h of spare capacity)" if spares else "")
+             + (f" (of {_fmt(f['capacity_down_gpu_hours'])}: spare nodes covered the rest, "
+                + ", ".join(f"{n} in {pool}" for pool, n in spares.items())
+                + f", {_fmt(f['spare_gpu_hours'])} GPU-h of spare capacity)" if spares else "")
              + f"; a struck job was stopped or restarted {_fmt(f['stopped_p50_s'])} s after the failure (p50; "
              f"its pods tolerate a lost node {_fmt(f['toleration_s'])} s) and ran again {_fmt(f['recovery_p50_h'])} h "
              f"after it (p50, max {_fmt(f['recovery_max_h'])}); completion delay of a struck job p50/max "

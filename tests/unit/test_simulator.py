@@ -464,7 +464,7 @@ def test_replayed_pods_tolerate_a_lost_node_the_templates_minute_compressed(sim_
         assert {t["tolerationSeconds"] for t in lost} == {seconds}, speed
 
 
-def _failure_run(spares: int = 0) -> Run:
+def _failure_run(spares: dict[str, int] | None = None) -> Run:
     """Two jobs a node failure struck, on the simulator's test stack (8 GPUs a node, 2 nodes a pool):
     - job 0, a 2-node gang on the topology-aware `fill` (16 GPUs, 1 h): fill-0 fails at 1200 s, Kueue evicts
       the whole job at 1300 s (no free node), fill-0 is back at 1800 s, the job is admitted again at 1810 s;
@@ -475,7 +475,7 @@ def _failure_run(spares: int = 0) -> Run:
     jobs = [TraceJob(2, 0.0, "solo", "fill", 8, 2, 3600.0), TraceJob(3, 0.0, "left", "share", 4, 2, 1800.0)]
     fill, share = NodeFailure(1200.0, "fill", 600.0), NodeFailure(600.0, "share", 600.0)
     run = Run(jobs=jobs, speed=1, horizon=7200, corrected=True, calibration=[0.0], failure_schedule=[share, fill],
-              failure_seed=1, spare_nodes=spares, toleration_s=60.0)
+              failure_seed=1, spares=spares or {}, toleration_s=60.0)
     run.events = [Event(*e) for e in [
         (0, 0, "submitted"), (0, 0, "admitted", "fill", 16), (0, 1, "submitted"), (0, 1, "admitted", "share", 8),
         (700, 1, "restarted", "share", 8, "share-0"), (1300, 0, "evicted", "fill", 16, "NodeFailures"),
@@ -517,16 +517,20 @@ def test_a_requeue_after_a_node_failure_is_not_a_preemption_and_a_restart_counts
 
 
 def test_spare_nodes_cover_capacity_down_at_their_own_cost(sim_plan) -> None:
-    r = compute(_failure_run(spares=1), sim_plan)
+    r = compute(_failure_run(spares={"fill": 1, "share": 1}), sim_plan)
     f = r["failures"]
-    # One spare per pool covers each pool's one down node: the capacity down is no longer lost ...
+    # One spare in each pool a failure struck covers its one down node: the capacity down is no longer lost ...
     assert (f["capacity_down_gpu_hours"], f["uncovered_down_gpu_hours"]) == (2.667, 0.0)
     assert f["gpu_hours_lost"] == 7.0       # (19,200 + 800 + 4,800 + 400 GPU-s redone and stalled) / 3600
-    # ... and costs 8 GPUs x 2 h in each of the three pools: 1 p5.48xlarge and 2 g6e.48xlarge node-hours x 2.
-    assert f["spare_gpu_hours"] == 48.0
+    # ... and costs 8 GPUs x 2 h in each: a p5.48xlarge and a g6e.48xlarge for the horizon.
+    assert f["spare_gpu_hours"] == 32.0 and f["spare_nodes"] == {"fill": 1, "share": 1}
     no_spare = compute(_failure_run(), sim_plan)["cost"]
-    assert r["cost"]["spare_usd"] > 0 and no_spare["spare_usd"] == 0
+    assert r["cost"]["spare_usd"] == round(2 * (55.04 + 30.131), 2) and no_spare["spare_usd"] == 0
     assert r["cost"]["total_usd"] == pytest.approx(no_spare["total_usd"] + r["cost"]["spare_usd"], abs=0.02)
+    # A spare in one pool covers only that pool.
+    fill_only = compute(_failure_run(spares={"fill": 1}), sim_plan)["failures"]
+    assert (fill_only["pools"]["fill"]["uncovered_down_gpu_hours"], fill_only["pools"]["share"]["uncovered_down_gpu_hours"]) \
+        == (0.0, 1.333)
 
 
 def test_a_job_admitted_onto_a_down_nodes_quota_runs_its_whole_duration_once_it_starts(sim_plan) -> None:
@@ -546,7 +550,7 @@ def test_a_job_admitted_onto_a_down_nodes_quota_runs_its_whole_duration_once_it_
 def test_the_report_shows_the_failures_in_every_format(tmp_path, sim_plan) -> None:
     from simulator import report
 
-    r = compute(_failure_run(spares=1), sim_plan)
+    r = compute(_failure_run(spares={"fill": 1, "share": 1}), sim_plan)
     report.write(r, tmp_path, "t")
     assert json.loads((tmp_path / "report.json").read_text())["failures"]["gpu_hours_lost"] == 7.0
     md = (tmp_path / "report.md").read_text()
@@ -554,7 +558,8 @@ def test_the_report_shows_the_failures_in_every_format(tmp_path, sim_plan) -> No
     assert "| fill | 1 | 1 | 1 | 0 | 5.33 | 0.22 | 1.33 | 0.00 | 16.00 | 5.56 | 0.17 | 0.50 |" in md
     text = report.text(r, "t")
     assert "node failures: 2 of 2 scheduled (from a schedule); 2 jobs lost work: 1 requeued whole, 1 restarted" in text
-    assert "7.00 GPU-h lost = 6.67 redone + 0.33 stalled + 0.00 of capacity down (of 2.67: 1 spare node(s)" in text
+    assert ("7.00 GPU-h lost = 6.67 redone + 0.33 stalled + 0.00 of capacity down (of 2.67: spare nodes covered the "
+            "rest, 1 in fill, 1 in share, 32.00 GPU-h of spare capacity)") in text
     cmp = report.compare_text(compute(_failure_run(), sim_plan), r, "prod", "prod+1spare")
     assert "GPU-h lost to node failures" in cmp and "9.67 -> 7.00 (-2.67)" in cmp
 
@@ -562,8 +567,8 @@ def test_the_report_shows_the_failures_in_every_format(tmp_path, sim_plan) -> No
 def test_spare_nodes_are_each_pools_next_nodes_with_its_labels_and_taints(sim_plan) -> None:
     from gpu_platform.nodes import fake_nodes, spare_nodes
 
-    spares = spare_nodes(sim_plan, 1)
-    assert [n["metadata"]["name"] for n in spares] == ["fill-2", "share-2", "lend-2"]
+    spares = spare_nodes(sim_plan, {"fill": 1, "share": 2})
+    assert [n["metadata"]["name"] for n in spares] == ["fill-2", "share-2", "share-3"]
     first = {n["metadata"]["name"]: n for n in fake_nodes(sim_plan)["items"]}["fill-0"]
     spare = spares[0]
     hostname = "kubernetes.io/hostname"
