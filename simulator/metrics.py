@@ -357,7 +357,7 @@ def hits(run: Run, ivs: list[Interval]) -> list[Hit]:
     return out
 
 
-FAILURE_KEYS = ("failures", "skipped", "jobs_hit", "requeued", "restarted", "work_redone_gpu_hours",
+FAILURE_KEYS = ("failures", "skipped", "jobs_hit", "runs_struck", "requeued", "restarted", "work_redone_gpu_hours",
                 "stalled_gpu_hours", "capacity_down_gpu_hours", "uncovered_down_gpu_hours", "gpu_hours_lost",
                 "spare_gpu_hours", "recovery_p50_h", "recovery_max_h", "delay_p50_h", "delay_max_h",
                 "not_recovered")
@@ -432,7 +432,8 @@ def failure_figures(run: Run, plan: Plan, struck: list[Hit]) -> dict[str, Any] |
 
 
 def _hit_figures(lost: list[Hit]) -> dict[str, Any]:
-    """Jobs hit, requeued, restarted, recovery and completion delay over the hits that lost work."""
+    """Jobs hit, runs struck (a job restarted and struck again counts twice), requeued, restarted, recovery
+    and completion delay over the hits that lost work."""
     recovery = [h.next_start - h.at for h in lost if h.next_start is not None]
     delay: dict[int, float] = defaultdict(float)
     unrecovered = {h.job for h in lost if h.next_start is None}
@@ -442,6 +443,7 @@ def _hit_figures(lost: list[Hit]) -> dict[str, Any]:
     delays = [d for job, d in delay.items() if job not in unrecovered]
     return {
         "jobs_hit": len({h.job for h in lost}),
+        "runs_struck": len(lost),
         "requeued": sum(1 for h in lost if h.outcome == "requeued"),
         "restarted": sum(1 for h in lost if h.outcome == "restarted"),
         "recovery_p50_h": _h(percentile(recovery, 0.5)),

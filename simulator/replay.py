@@ -28,8 +28,9 @@ topology-aware job's placement or evicts and requeues the whole job; the Job con
 pods. The node is repaired (Ready again) after its repair time. The replay records which trace jobs had
 pods on the node, and restarts a job whose lost pod runs again while it stays admitted: a gang whose
 member vanished starts over, so all its pods get a new end, its whole duration after the replacement runs
-(event `restarted`). A job admitted onto quota whose node is down waits with its pods unschedulable; its
-run starts when they all run (event `started`). Spare nodes (`spares`: how many in which pools, beyond
+(event `restarted`). A job Kueue admitted whose pods the scheduler cannot place (the quota of a down node,
+or no node with room for a pod) waits, and its run starts when they all run (event `started`); only a
+replay with failures watches for this. Spare nodes (`spares`: how many in which pools, beyond
 capacity.max and in no quota) are registered before the replay.
 """
 

@@ -92,7 +92,8 @@ def failures_text(f: dict[str, Any], markdown: bool = False) -> list[str]:
               else "from a schedule")
     words = (f"node failures: {f['failures']} of {f['scheduled']} scheduled ({source}"
              + (f"; {f['skipped']} found every node of their pool down" if f["skipped"] else "") + "); "
-             f"{f['jobs_hit']} jobs lost work: {f['requeued']} requeued whole, {f['restarted']} restarted in place"
+             f"{f['runs_struck']} runs of {f['jobs_hit']} jobs lost work: {f['requeued']} requeued whole, "
+             f"{f['restarted']} restarted in place"
              + (f", {f['not_recovered']} not running again by the end" if f["not_recovered"] else "")
              + (f" ({f['finished_before_stopped']} more ended before they were stopped)" if f["finished_before_stopped"] else "")
              + f"; {_fmt(f['gpu_hours_lost'])} GPU-h lost = {_fmt(f['work_redone_gpu_hours'])} redone + "
@@ -104,7 +105,8 @@ def failures_text(f: dict[str, Any], markdown: bool = False) -> list[str]:
              f"its pods tolerate a lost node {_fmt(f['toleration_s'])} s) and ran again {_fmt(f['recovery_p50_h'])} h "
              f"after it (p50, max {_fmt(f['recovery_max_h'])}); completion delay of a struck job p50/max "
              f"{_fmt(f['delay_p50_h'])}/{_fmt(f['delay_max_h'])} h"
-             + (f"; {f['started_late']} jobs admitted onto a down node's quota waited for it" if f["started_late"] else ""))
+             + (f"; {f['started_late']} jobs admitted waited for a node to run on (a down node's quota, or no node "
+                "with room for a pod) and ran their whole duration from then" if f["started_late"] else ""))
     return ([table(headers, rows, markdown)] if rows else []) + [words]
 
 

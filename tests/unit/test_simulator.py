@@ -557,7 +557,7 @@ def test_the_report_shows_the_failures_in_every_format(tmp_path, sim_plan) -> No
     assert "| pool | node failures | jobs hit | requeued | restarted | redone GPU-h |" in md
     assert "| fill | 1 | 1 | 1 | 0 | 5.33 | 0.22 | 1.33 | 0.00 | 16.00 | 5.56 | 0.17 | 0.50 |" in md
     text = report.text(r, "t")
-    assert "node failures: 2 of 2 scheduled (from a schedule); 2 jobs lost work: 1 requeued whole, 1 restarted" in text
+    assert "node failures: 2 of 2 scheduled (from a schedule); 2 runs of 2 jobs lost work: 1 requeued whole, 1 restarted" in text
     assert ("7.00 GPU-h lost = 6.67 redone + 0.33 stalled + 0.00 of capacity down (of 2.67: spare nodes covered the "
             "rest, 1 in fill, 1 in share, 32.00 GPU-h of spare capacity)") in text
     cmp = report.compare_text(compute(_failure_run(), sim_plan), r, "prod", "prod+1spare")
