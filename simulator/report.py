@@ -95,7 +95,8 @@ def failures_text(f: dict[str, Any], markdown: bool = False) -> list[str]:
              f"{f['runs_struck']} runs of {f['jobs_hit']} jobs lost work: {f['requeued']} requeued whole, "
              f"{f['restarted']} restarted in place"
              + (f", {f['not_recovered']} not running again by the end" if f["not_recovered"] else "")
-             + (f" ({f['finished_before_stopped']} more ended before they were stopped)" if f["finished_before_stopped"] else "")
+             + (f" ({f['finished_before_stopped']} more ended before they were stopped)"
+                if f["finished_before_stopped"] else "")
              + f"; {_fmt(f['gpu_hours_lost'])} GPU-h lost = {_fmt(f['work_redone_gpu_hours'])} redone + "
              f"{_fmt(f['stalled_gpu_hours'])} stalled + {_fmt(f['uncovered_down_gpu_hours'])} of capacity down"
              + (f" (of {_fmt(f['capacity_down_gpu_hours'])}: spare nodes covered the rest, "
