@@ -10,7 +10,7 @@ pool at its max where the stack creates one (cluster.systemPool), else two gener
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from . import catalog
 from . import conventions as cv
@@ -138,6 +138,12 @@ def _system_node(plan: Plan, index: int) -> dict[str, Any]:
                    "memory": f"{vcpus * 4 * 1024 - reserved_memory_mib()}Mi", "pods": MAX_PODS}
     node["status"] = _status(capacity, allocatable)
     return node
+
+
+def spare_nodes(plan: Plan, per_pool: Mapping[str, int]) -> list[dict[str, Any]]:
+    """More nodes in the pools named (how many each), named and labelled as each pool's next ones (a
+    what-if's spare capacity: nodes beyond capacity.max that no quota counts, simulator/failures.py)."""
+    return [_node(plan, p, p.max_nodes + i) for p in plan.pools for i in range(per_pool.get(p.name, 0))]
 
 
 def fake_nodes(plan: Plan, *, autoscaled: bool = True) -> dict[str, Any]:

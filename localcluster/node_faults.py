@@ -1,5 +1,6 @@
 """A simulated GPU node failing the ways a real one does, and coming back: the live tests
-(tests/live/test_node_failure.py) and the recovery benchmark (bench/recovery.py).
+(tests/live/test_node_failure.py), the recovery benchmark (bench/recovery.py) and the what-if's node
+failures (simulator/replay.py).
 
 - `fail`: the node reports NotReady, as a kubelet does when its container runtime, network or GPU driver
   breaks: annotated SIM_NODE_FAILED_ANNOTATION, KWOK (its kubelet) sets its Ready condition False and keeps
@@ -12,6 +13,7 @@
   node of the same pool and name comes back, registered as scripts/local-cluster registers every node
   (server-side apply of the object, then its status, then the object again to drop the not-ready taint
   TaintNodesByCondition gives a new node). Reusing the name keeps the pool's node list the plan's.
+  `register_node` registers any simulated node that way (the what-if's spare nodes, simulator/replay.py).
 """
 
 from __future__ import annotations
@@ -76,9 +78,15 @@ def register(client: Client, plan: Plan, name: str) -> None:
     items = [n for n in fake_nodes(plan)["items"] if n["metadata"]["name"] == name]
     if not items:
         raise ValueError(f"no simulated node {name!r} in the plan")
+    register_node(client, items[0])
+
+
+def register_node(client: Client, node: dict[str, Any]) -> None:
+    """Register a simulated Node object (gpu_platform.nodes) as scripts/local-cluster registers its nodes."""
+    name = node["metadata"]["name"]
     version = next((n["status"]["nodeInfo"]["kubeletVersion"] for n in client.get(NODES)["items"]
                     if n.get("status", {}).get("nodeInfo", {}).get("kubeletVersion")), "v0.0.0")
-    (obj,), (status,) = split({"kind": "List", "items": items}, version)
+    (obj,), (status,) = split({"kind": "List", "items": [node]}, version)
     apply = "application/apply-patch+yaml"  # JSON is YAML
 
     def query(manager: str) -> str:
@@ -89,4 +97,4 @@ def register(client: Client, plan: Plan, name: str) -> None:
     _patch(client, f"{NODES}/{name}?{query(FIELD_MANAGER)}", obj, apply)
 
 
-__all__ = ["fail", "not_ready", "repair", "delete", "register", "healthy"]
+__all__ = ["fail", "not_ready", "repair", "delete", "register", "register_node", "healthy"]

@@ -21,7 +21,9 @@ from gpu_platform.plan import Plan
 from gpu_platform.spec import SpecError
 from localcluster.session import CACHE, Session, SessionError
 
+from . import failures as node_failures
 from . import fidelity, metrics, report, synthetic
+from .failures import NodeFailure
 from .replay import replay, terminal_progress
 from .stackfile import write_kubernetes_layer
 from .trace import TraceError, TraceJob, dump_csv, load
@@ -53,6 +55,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="do not take the simulator's own per-job overhead out (pods run duration / speed, runs count "
                         "as held): to measure what the correction does")
     p.add_argument("--compare", metavar="OTHER", help="replay the same trace against another stack (name or file)")
+    fails = p.add_argument_group("node failures (docs/what-if.md, Node failures)")
+    fails.add_argument("--node-failure-rate", type=float, metavar="RATE",
+                       help=f"GPU node failures per node-hour on every pool (Llama 3's pre-training: "
+                            f"{node_failures.LLAMA3_RATE:.3g})")
+    fails.add_argument("--failures", metavar="FILE", help="scheduled node failures (CSV or JSON Lines: at, pool, "
+                       "node, repair)")
+    fails.add_argument("--failure-seed", type=int, default=1, help="seed of the failure times and of the nodes "
+                       "they strike (default 1)")
+    fails.add_argument("--repair-time", default="10m", help="how long a failed node is down (default 10m: EKS node "
+                       "repair acts on a GPU fault after 10 minutes)")
+    fails.add_argument("--spare-nodes", type=int, metavar="N", help="replay twice, without and with N spare nodes "
+                       "in each pool the failures can strike (beyond capacity.max, in no quota), and compare")
     p.add_argument("--out", default=".local/simulate", help="output directory (default .local/simulate)")
     p.add_argument("--keep", action="store_true", help="leave the last cluster running")
     p.add_argument("--skip-unless-queues-changed", action="store_true",
@@ -109,6 +123,35 @@ def _trace(args: argparse.Namespace, plans: dict[str, Plan]) -> tuple[list[Trace
     return jobs, horizon
 
 
+def _failures(args: argparse.Namespace, plans: dict[str, Plan], horizon: float) -> list[NodeFailure] | None:
+    """The replay's node failures (None: none asked for), checked against every config's pools."""
+    if args.spare_nodes is not None and args.node_failure_rate is None and not args.failures:
+        raise InputError("--spare-nodes needs node failures (--node-failure-rate or --failures): spares matter "
+                         "only when nodes fail")
+    if args.node_failure_rate is None and not args.failures:
+        return None
+    repair = node_failures.check_repair(args.repair_time)
+    first = next(iter(plans.values()))
+    out: list[NodeFailure] = []
+    if args.node_failure_rate is not None:
+        out += node_failures.schedule(first, node_failures.check_rate(args.node_failure_rate), horizon,
+                                      args.failure_seed, repair)
+    if args.failures:
+        out += node_failures.load(Path(args.failures), first, repair)
+    if args.spare_nodes is not None:
+        node_failures.check_spares(args.spare_nodes)
+        if args.compare:
+            raise InputError("--spare-nodes replays the stack with and without spares: it cannot be combined "
+                             "with --compare")
+    for name, plan in list(plans.items())[1:]:
+        problems = [f"{f.pool}{'/' + f.node if f.node else ''} at {f.at:g} s" for f in out
+                    if f.pool not in plan.pools_by_name
+                    or (f.node and f.node not in node_failures.pool_nodes(plan.pools_by_name[f.pool]))]
+        if problems:
+            raise InputError(f"node failures on pools or nodes {name} does not have: {', '.join(problems)}")
+    return sorted(out, key=lambda f: f.at)
+
+
 def cluster_key(plan: Plan) -> str:
     """What a cluster is made of for a stack: its simulated nodes and Kueue's Configuration. Two configs
     with the same key replay on the same cluster, redeployed (quotas, cohorts, weights may differ)."""
@@ -124,16 +167,21 @@ def cluster_key(plan: Plan) -> str:
 def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], horizon: float, speed: float,
                  out: Path, keep: bool = False, progress=terminal_progress,
                  traces: dict[str, tuple[list[TraceJob], float]] | None = None, correct: bool = True,
-                 speeds: dict[str, float] | None = None) -> dict[str, dict]:
+                 speeds: dict[str, float] | None = None, failures: list[NodeFailure] | None = None,
+                 failure_seed: int = 1, failure_rate: float | None = None,
+                 spares: dict[str, dict[str, int]] | None = None) -> dict[str, dict]:
     """Replay the trace against each (name, stack file, plan) in turn and write each report under out/name.
     Consecutive configs with the same cluster_key share a cluster: drained and redeployed between them.
     `traces` gives a config its own (jobs, horizon) instead of the common ones (tests replay only what a
-    variant is asserted on), `speeds` its own speed (tests replay one trace at two speeds on one cluster)."""
-    from .replay import drain
+    variant is asserted on), `speeds` its own speed (tests replay one trace at two speeds on one cluster).
+    `failures` fail nodes in every replay (simulator/failures.py), `spares` adds spare nodes to a config's
+    pools for its replay (pool -> how many; removed again when the cluster is reused)."""
+    from .replay import drain, remove_spares
 
     reports: dict[str, dict] = {}
     session: Session | None = None
     key = previous_plan = None
+    previous_spares: dict[str, int] = {}
     try:
         common = (jobs, horizon)
         for name, layer, plan in configs:
@@ -143,6 +191,8 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
             started = deployed = 0.0
             if session is not None and cluster_key(plan) == key:
                 drain(session.client(), previous_plan)
+                if previous_spares:
+                    remove_spares(session.client(), previous_plan, previous_spares)
                 session.use_config(layer)
             else:
                 if session is not None:
@@ -155,7 +205,9 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
             print(f"simulate: {name}: {len(jobs)} jobs over {horizon / 3600:g} h at {speed_here:g}x "
                   f"(about {horizon / speed_here / 60:.1f} min of replay); cluster {'reused' if not started else f'up in {started:.0f} s'}, "
                   f"stack deployed in {deployed:.0f} s", file=sys.stderr)
-            result = replay(session.client(), plan, jobs, speed_here, horizon, progress, correct=correct)
+            spares_here = (spares or {}).get(name, {})
+            result = replay(session.client(), plan, jobs, speed_here, horizon, progress, correct=correct,
+                            failures=failures, failure_seed=failure_seed, spares=spares_here, failure_rate=failure_rate)
             r = metrics.compute(result, plan)
             r["simulator"]["setup_s"] = round(started + deployed, 1)
             r["simulator"]["total_s"] = round(time.perf_counter() - t0, 1)
@@ -164,7 +216,7 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
                 json.dumps({"t": round(e.t, 3), "job": e.job, "kind": e.kind, "flavor": e.flavor, "units": e.units,
                             "reason": e.reason}) + "\n" for e in result.events))
             reports[name] = r
-            previous_plan = plan
+            previous_plan, previous_spares = plan, spares_here
     finally:
         if session is not None:
             if keep:
@@ -178,6 +230,8 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
 def run(args: argparse.Namespace) -> int:
     try:
         configs = [_resolve(args.stack)] + ([_resolve(args.compare)] if args.compare else [])
+        if args.spare_nodes is not None and not args.compare and (args.node_failure_rate is not None or args.failures):
+            configs.append((f"{configs[0][0]}+{args.spare_nodes}-spare", configs[0][1]))
         if args.skip_unless_queues_changed and len(configs) == 2 and queueing(configs[0][1]) == queueing(configs[1][1]):
             print(f"simulate: {configs[0][0]} and {configs[1][0]} queue alike (pools, cohorts, teams, priorities, "
                   "preemption, Kueue): nothing to compare", file=sys.stderr)
@@ -189,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
         layers = {name: write_kubernetes_layer(path, out / f"{name}.stack.yaml") for name, path in configs}
         plans = {name: _plan_of(f) for name, f in layers.items()}
         jobs, horizon = _trace(args, plans)
+        failures = _failures(args, plans, horizon)
     except (InputError, TraceError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -208,9 +263,21 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"simulate: {note}", file=sys.stderr)
     (out / "trace.csv").write_text(dump_csv(jobs))
+    spares = None
+    if args.spare_nodes and failures is not None:
+        # Where failures can strike: every pool for a rate, the pools a schedule names.
+        struck = [p.name for p in plans[configs[0][0]].pools
+                  if args.node_failure_rate is not None or any(f.pool == p.name for f in failures)]
+        spares = {configs[1][0]: {pool: args.spare_nodes for pool in struck}}
+    if failures is not None:
+        print(f"simulate: {sum(1 for f in failures if f.at < horizon)} node failures within the horizon"
+              + (f" ({args.node_failure_rate:g} per node-hour, seed {args.failure_seed})" if args.node_failure_rate else "")
+              + (f"; then again with {args.spare_nodes} spare node(s) in each of "
+                 f"{', '.join(next(iter(spares.values())))}" if spares else ""), file=sys.stderr)
     try:
         reports = simulate_all([(name, layers[name], plans[name]) for name, _ in configs], jobs, horizon, speed,
-                               out, keep=args.keep, correct=not args.no_correction)
+                               out, keep=args.keep, correct=not args.no_correction, failures=failures,
+                               failure_seed=args.failure_seed, failure_rate=args.node_failure_rate, spares=spares)
     except (SessionError, TimeoutError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 3

@@ -14,7 +14,14 @@ eviction or the horizon. Definitions (README, What-if simulation, "Reading the r
   preemptions and the GPU-hours they threw away;
 - fairness: Jain's index over the teams that submitted work, of GPU-hours used per nominal GPU-hour;
 - cost per finished job: what the capacity cost over the horizon (useful runs, runs lost to preemption,
-  eviction or failure, runs still going, idle) divided by the jobs that finished successfully.
+  eviction or failure, runs still going, idle, spare nodes) divided by the jobs that finished successfully;
+- node failures (`failures`, when the replay injected them; docs/what-if.md "Node failures"): per pool and
+  in all, the failures and the jobs they hit, the requeues (the whole job evicted) and restarts in place
+  (a lost pod replaced) they caused, and the GPU-hours lost to them: the work each hit run had done before
+  the failure (redone: a run starts over), the GPUs of its other nodes held idle until the platform stopped
+  or restarted it (stalled), and the failed nodes' GPUs while down, less what spare nodes covered; the
+  completion delay of each hit job (the start of its next run less the start of the run the failure
+  ended) and the spare nodes' own GPU-hours.
 
 A corrected run (simulator/fidelity.py) counts a run that ended by itself from its admission for its trace
 duration plus what a real cluster adds (Run.added_s), not for the wall time the replay held the quota times
@@ -47,7 +54,7 @@ class Interval:
     units: int
     start: float
     end: float
-    ended: str          # finished | failed | evicted | running
+    ended: str          # finished | failed | evicted | interrupted (started over in place) | running
 
     @property
     def unit_seconds(self) -> float:
@@ -60,15 +67,26 @@ def intervals(run: Run, held: bool = False) -> list[Interval]:
     duration plus what a real cluster adds."""
     out: list[Interval] = []
     open_: dict[int, tuple[float, str, int]] = {}
+    late: dict[int, float] = {}   # job -> when its pods all ran, the admission's run waiting for a node
     for e in run.events:
         if e.kind == "admitted":
             open_[e.job] = (e.t, e.flavor, e.units)
+            late.pop(e.job, None)
+        elif e.kind == "restarted" and e.job in open_:
+            # A lost pod replaced while the job stayed admitted: the run so far is lost, a new one starts.
+            start, flavor, units = open_.pop(e.job)
+            out.append(Interval(e.job, run.jobs[e.job].team, flavor, units, start, min(e.t, run.horizon), "interrupted"))
+            open_[e.job] = (e.t, flavor, units)
+            late.pop(e.job, None)
+        elif e.kind == "started" and e.job in open_:
+            late[e.job] = e.t
         elif e.kind in ("evicted", "finished") and e.job in open_:
             start, flavor, units = open_.pop(e.job)
             ended = "evicted" if e.kind == "evicted" else ("failed" if e.reason == "Failed" else "finished")
             end = e.t
             if run.corrected and not held and ended != "evicted":
-                end = start + run.jobs[e.job].duration + run.added_s
+                end = max(start, late.get(e.job, start)) + run.jobs[e.job].duration + run.added_s
+            late.pop(e.job, None)
             out.append(Interval(e.job, run.jobs[e.job].team, flavor, units, start, min(end, run.horizon), ended))
     for job, (start, flavor, units) in open_.items():
         out.append(Interval(job, run.jobs[job].team, flavor, units, start, run.horizon, "running"))
@@ -138,6 +156,9 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
     H = run.horizon
     pools = plan.pools_by_name
     ivs = intervals(run)
+    struck = hits(run, ivs)
+    # Evictions a node failure caused are requeues, not preemptions.
+    failure_evictions = {(h.job, h.stop) for h in struck if h.outcome == "requeued"}
     submitted_at = {e.job: e.t for e in run.events if e.kind == "submitted"}
     first_admit: dict[int, float] = {}
     for e in run.events:
@@ -159,7 +180,7 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         pending_from = t_sub
         for iv in sorted(admits_by_job.get(job, []), key=lambda x: x.start):
             wait_deltas[j.pool] += [(pending_from, j.total_units), (iv.start, -j.total_units)]
-            pending_from = iv.end if iv.ended == "evicted" else H + 1
+            pending_from = iv.end if iv.ended in ("evicted", "interrupted") else H + 1
         if pending_from <= H:
             wait_deltas[j.pool] += [(pending_from, j.total_units), (H, -j.total_units)]
     grid = [H * i / SAMPLES for i in range(SAMPLES + 1)]
@@ -219,8 +240,8 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             steps = usage_steps.get((t.name, q.flavor), [])
             over = _integrate(steps, H, lambda v, n=q.nominal: max(0.0, v - n))
             borrowed += over / pools[q.pool].units_per_gpu / 3600
-        preempted = [iv for iv in my_ivs if iv.ended == "evicted"]
-        lost = sum(gpu_h(iv) for iv in my_ivs if iv.ended in ("evicted", "failed"))
+        preempted = [iv for iv in my_ivs if iv.ended == "evicted" and (iv.job, iv.end) not in failure_evictions]
+        lost = sum(gpu_h(iv) for iv in my_ivs if iv.ended in ("evicted", "failed", "interrupted"))
         team_report[t.name] = {
             "submitted": len(mine),
             "finished": len(ok),
@@ -246,14 +267,14 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             pending_from = submitted_at[i]
             for iv in sorted(admits_by_job.get(i, []), key=lambda x: x.start):
                 deltas += [(pending_from, 1), (iv.start, -1)]
-                pending_from = iv.end if iv.ended == "evicted" else H + 1
+                pending_from = iv.end if iv.ended in ("evicted", "interrupted") else H + 1
             if pending_from <= H:
                 deltas += [(pending_from, 1), (H, -1)]
         q = _steps(deltas)
         queue_series[t.name] = [int(_at(q, tt)) for tt in grid]
 
     # ---- cost --------------------------------------------------------------------------------------
-    cost = {"useful_usd": 0.0, "lost_usd": 0.0, "running_usd": 0.0, "idle_usd": 0.0}
+    cost = {"useful_usd": 0.0, "lost_usd": 0.0, "running_usd": 0.0, "idle_usd": 0.0, "spare_usd": 0.0}
     for iv in ivs:
         p = pools.get(iv.flavor)
         if p is None:
@@ -263,6 +284,7 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         cost[key] += usd
     for p in plan.pools:
         cost["idle_usd"] += pool_report[p.name]["idle_gpu_hours"] * p.units_per_gpu * p.usd_per_node_hour / p.units_per_node
+        cost["spare_usd"] += run.spares.get(p.name, 0) * p.usd_per_node_hour * H / 3600
     total = sum(cost.values())
     done = sum(1 for r in finished.values() if r == "Succeeded")
     cost = {k: round(v, 2) for k, v in cost.items()}
@@ -279,6 +301,7 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         "teams": team_report,
         "fairness_jain": None if (j := _jain(used_per_nominal)) is None else round(j, 4),
         "cost": cost,
+        "failures": failure_figures(run, plan, struck),
         "simulator": {
             "wall_s": round(run.wall_seconds, 1),
             "compressed_trace_s": round(H / run.speed, 1),
@@ -295,6 +318,139 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         },
         "series": {"t_h": [round(t / 3600, 4) for t in grid], "utilization": series, "queue_depth": queue_series},
         "waits_h": {k: [round(w / 3600, 4) for w in v] for k, v in waits_by_team.items()},
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A trace job a node failure struck, resolved against the job's runs (trace seconds)."""
+    job: int
+    pool: str
+    at: float                  # the failure
+    units_on_node: int         # what the job held on the failed node
+    run_start: float           # the start of the run the failure struck
+    stop: float                # when the platform stopped the run (requeued) or started it over (restarted)
+    outcome: str               # requeued | restarted | running (neither by the horizon) | finished (it ended first)
+    next_start: float | None   # the start of its next run
+
+
+def hits(run: Run, ivs: list[Interval]) -> list[Hit]:
+    """Every job each injected failure struck, with the run it struck and what became of it. A run struck
+    twice (a second node of it failed before it was stopped) counts once: it was lost already."""
+    runs: dict[int, list[Interval]] = defaultdict(list)
+    for iv in sorted(ivs, key=lambda iv: iv.start):
+        runs[iv.job].append(iv)
+    out: list[Hit] = []
+    seen: set[tuple[int, float]] = set()
+    for record in sorted(run.failures, key=lambda r: r.at):
+        for job, units in record.hits:
+            mine = runs.get(job, [])
+            k = max((k for k, iv in enumerate(mine) if iv.start <= record.at), default=None)
+            if k is None or (job, mine[k].start) in seen:
+                continue
+            seen.add((job, mine[k].start))
+            iv = mine[k]
+            outcome = {"evicted": "requeued", "interrupted": "restarted", "running": "running"}.get(iv.ended, "finished")
+            stop = iv.end if outcome in ("requeued", "restarted") else (run.horizon if outcome == "running" else iv.end)
+            out.append(Hit(job, run.jobs[job].pool, record.at, units, iv.start, stop, outcome,
+                           mine[k + 1].start if k + 1 < len(mine) else None))
+    return out
+
+
+FAILURE_KEYS = ("failures", "skipped", "jobs_hit", "runs_struck", "requeued", "restarted", "work_redone_gpu_hours",
+                "stalled_gpu_hours", "capacity_down_gpu_hours", "uncovered_down_gpu_hours", "gpu_hours_lost",
+                "spare_gpu_hours", "recovery_p50_h", "recovery_max_h", "delay_p50_h", "delay_max_h",
+                "not_recovered")
+
+
+def failure_figures(run: Run, plan: Plan, struck: list[Hit]) -> dict[str, Any] | None:
+    """What the replay's node failures cost, per pool and in all (None for a replay without failures).
+
+    GPU-hours lost = work redone + stalled + capacity down not covered by a spare:
+    - work redone: each struck run's GPUs times its time from its start to the failure (a run starts over:
+      what it had done is done again; a run that ended by itself before it was stopped lost nothing);
+    - stalled: the run's GPUs on its other nodes, from the failure until the platform stopped it or
+      started it over (a gang's healthy members wait on the lost one);
+    - capacity down: each failed node's GPUs from the failure to its repair (or the horizon); uncovered:
+      only while more nodes of the pool are down than it has spares.
+    Recovery: failure -> the job's next run; delay: the job's next run less the start of the run struck
+    (summed over its hits), over the jobs whose every hit was followed by a next run."""
+    if run.failure_schedule is None:
+        return None
+    H = run.horizon
+    pools = plan.pools_by_name
+
+    def gpus(pool: str, units: float) -> float:
+        return units / pools[pool].units_per_gpu
+
+    raw: dict[str, dict[str, float]] = {}
+    rows: dict[str, dict[str, Any]] = {}
+    for p in plan.pools:
+        node_gpus = p.units_per_node / p.units_per_gpu
+        records = [r for r in run.failures if r.failure.pool == p.name]
+        down = _steps([d for r in records if r.node is not None
+                       for d in ((r.at, 1), (min(r.repaired if r.repaired is not None else H, H), -1))])
+        mine = [h for h in struck if h.pool == p.name]
+        lost = [h for h in mine if h.outcome != "finished"]
+        redone = sum(gpus(p.name, run.jobs[h.job].total_units) * (h.at - h.run_start) for h in lost) / 3600
+        stalled = sum(gpus(p.name, run.jobs[h.job].total_units - h.units_on_node) * (h.stop - h.at) for h in lost) / 3600
+        down_h = _integrate(down, H) * node_gpus / 3600
+        spares = run.spares.get(p.name, 0)
+        uncovered = _integrate(down, H, lambda v: max(0.0, v - spares)) * node_gpus / 3600
+        raw[p.name] = {
+            "failures": sum(1 for r in records if r.node is not None),
+            "skipped": sum(1 for r in records if r.node is None),
+            "work_redone_gpu_hours": redone,
+            "stalled_gpu_hours": stalled,
+            "capacity_down_gpu_hours": down_h,
+            "uncovered_down_gpu_hours": uncovered,
+            "gpu_hours_lost": redone + stalled + uncovered,
+            "spare_gpu_hours": spares * node_gpus * H / 3600,
+        }
+        rows[p.name] = {**{k: round(v, 3) for k, v in raw[p.name].items()}, **_hit_figures(lost)}
+    lost = [h for h in struck if h.outcome != "finished"]
+    total: dict[str, Any] = {k: round(sum(r[k] for r in raw.values()), 3) for k in next(iter(raw.values()), {})}
+    total.update(_hit_figures(lost))
+    detection = [h.stop - h.at for h in lost if h.outcome in ("requeued", "restarted")]
+    return {
+        "rate_per_node_hour": run.failure_rate,
+        "seed": run.failure_seed,
+        "spare_nodes": dict(run.spares),
+        "toleration_s": round(run.toleration_s, 1),
+        "scheduled": sum(1 for f in run.failure_schedule if f.at < H),
+        **{k: total[k] for k in FAILURE_KEYS},
+        "finished_before_stopped": sum(1 for h in struck if h.outcome == "finished"),
+        "started_late": sum(1 for e in run.events if e.kind == "started"),
+        "stopped_p50_s": _r(percentile(detection, 0.5)),
+        "stopped_max_s": _r(max(detection, default=None)),
+        "pools": rows,
+        "events": [{"t_h": round(r.at / 3600, 4), "pool": r.failure.pool, "node": r.node,
+                    "repaired_h": None if r.repaired is None else round(r.repaired / 3600, 4),
+                    "jobs": [{"job": j, "line": run.jobs[j].line, "units": u} for j, u in r.hits]}
+                   for r in sorted(run.failures, key=lambda r: r.at)],
+    }
+
+
+def _hit_figures(lost: list[Hit]) -> dict[str, Any]:
+    """Jobs hit, runs struck (a job restarted and struck again counts twice), requeued, restarted, recovery
+    and completion delay over the hits that lost work."""
+    recovery = [h.next_start - h.at for h in lost if h.next_start is not None]
+    delay: dict[int, float] = defaultdict(float)
+    unrecovered = {h.job for h in lost if h.next_start is None}
+    for h in lost:
+        if h.next_start is not None:
+            delay[h.job] += h.next_start - h.run_start
+    delays = [d for job, d in delay.items() if job not in unrecovered]
+    return {
+        "jobs_hit": len({h.job for h in lost}),
+        "runs_struck": len(lost),
+        "requeued": sum(1 for h in lost if h.outcome == "requeued"),
+        "restarted": sum(1 for h in lost if h.outcome == "restarted"),
+        "recovery_p50_h": _h(percentile(recovery, 0.5)),
+        "recovery_max_h": _h(max(recovery, default=None)),
+        "delay_p50_h": _h(percentile(delays, 0.5)),
+        "delay_max_h": _h(max(delays, default=None)),
+        "not_recovered": len(unrecovered),
     }
 
 

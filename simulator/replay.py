@@ -19,10 +19,24 @@ sigs.k8s.io/kwok v0.8.0 pkg/utils/lifecycle/value_duration_from.go; a changed po
 Stages again and the pending delay replaced, pkg/kwok/controllers/pod_controller.go addStageJob). So the
 start of the chain, however long it took, is inside the run, and the quota comes back when the trace says.
 Before the replay a few probe jobs measure the whole chain on the idle cluster: what a real cluster adds.
+
+Node failures (simulator/failures.py, docs/what-if.md "Node failures"): at each failure's time a node of
+its pool is made NotReady (localcluster/node_faults.py) and the real controllers react: the node lifecycle
+controller taints it, the taint eviction controller evicts its pods once the template's toleration of a
+lost node runs out (compressed by the speed like every other time), and Kueue replaces the node in a
+topology-aware job's placement or evicts and requeues the whole job; the Job controller recreates lost
+pods. The node is repaired (Ready again) after its repair time. The replay records which trace jobs had
+pods on the node, and restarts a job whose lost pod runs again while it stays admitted: a gang whose
+member vanished starts over, so all its pods get a new end, its whole duration after the replacement runs
+(event `restarted`). A job Kueue admitted whose pods the scheduler cannot place (the quota of a down node,
+or no node with room for a pod) waits, and its run starts when they all run (event `started`); only a
+replay with failures watches for this. Spare nodes (`spares`: how many in which pools, beyond
+capacity.max and in no quota) are registered before the replay.
 """
 
 from __future__ import annotations
 
+import heapq
 import queue
 import statistics
 import sys
@@ -34,10 +48,13 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from gpu_platform import conventions as cv
-from gpu_platform.jobs import JobRequest, job
+from gpu_platform.jobs import NODE_LOST_TOLERATION_SECONDS, JobRequest, job
+from gpu_platform.nodes import spare_nodes
 from gpu_platform.plan import Plan
+from localcluster import node_faults
 from localcluster.api import WORKLOADS, ApiError, Client, path_of
 
+from .failures import Injected, NodeFailure, pick, pool_nodes
 from .fidelity import OverheadEstimate, end_time
 from .trace import TraceJob
 
@@ -55,6 +72,8 @@ PROBE_PREFIX = "sim-probe-"
 PROBES = 3
 PROBE_RUN_S = 1.0
 PROBE_TIMEOUT_S = 120.0
+# Nodes (spares registered, failed ones repaired) must be Ready and untainted within this many seconds.
+NODES_HEALTHY_TIMEOUT_S = 60.0
 
 
 def job_name(index: int) -> str:
@@ -74,7 +93,7 @@ def index_of(name: str) -> int | None:
 class Event:
     t: float            # trace seconds after the start
     job: int            # index into the trace's jobs
-    kind: str           # submitted | admitted | evicted | finished
+    kind: str           # submitted | admitted | evicted | finished | restarted | started
     flavor: str = ""
     units: int = 0
     reason: str = ""
@@ -117,6 +136,12 @@ class Run:
     calibration: list[float] = field(default_factory=list)     # probe overheads on the idle cluster, wall s
     timings: list[Timing] = field(default_factory=list)
     patch_failures: int = 0              # pods whose end time could not be set (they ran duration / speed)
+    failure_schedule: list[NodeFailure] | None = None   # None: a replay without node failures
+    failure_seed: int = 0
+    failure_rate: float | None = None    # per node-hour, when the schedule was drawn from one
+    failures: list[Injected] = field(default_factory=list)
+    spares: dict[str, int] = field(default_factory=dict)   # spare nodes per pool
+    toleration_s: float = 0.0            # the pods' toleration of a lost node, in trace seconds
 
     @property
     def added_s(self) -> float:
@@ -125,15 +150,24 @@ class Run:
         return statistics.median(self.calibration) if self.corrected and self.calibration else 0.0
 
 
+def lost_node_toleration_s(speed: float) -> int:
+    """The template's toleration of a lost node (jobs.NODE_LOST_TOLERATION_SECONDS), compressed like every
+    other time of the replay: whole seconds (the API's unit), at least one."""
+    return max(1, round(NODE_LOST_TOLERATION_SECONDS / speed))
+
+
 def objects_for(plan: Plan, j: TraceJob, index: int, speed: float, name: str | None = None) -> list[dict[str, Any]]:
     """The job exactly as `python -m platform_cli job` prints it, with the compressed run time and outcome.
     (A corrected replay gives each pod an end time instead; the run time stays as the fallback, never
-    sooner than that end.)"""
+    sooner than that end.) The toleration of a lost node is compressed too."""
     objs = job(plan, JobRequest(team=j.team, pool=j.pool, gpus=j.units, nodes=j.pods, priority=j.priority,
                                 duration=f"{max(1, round(j.duration))}s", name=name or job_name(index)))
     spec = objs[0]["spec"]
     meta = spec["template"]["metadata"]
-    meta["annotations"][cv.SIM_DURATION_ANNOTATION] = f"{max(1, round(1000 * j.duration / speed))}ms"
+    meta["annotations"][cv.SIM_DURATION_ANNOTATION] = compressed_duration(j, speed)
+    for toleration in spec["template"]["spec"]["tolerations"]:
+        if toleration.get("effect") == "NoExecute" and "tolerationSeconds" in toleration:
+            toleration["tolerationSeconds"] = lost_node_toleration_s(speed)
     if j.outcome == "failed":
         meta["annotations"][cv.SIM_OUTCOME_ANNOTATION] = cv.SIM_OUTCOME_FAILED
         spec["backoffLimit"] = 0   # one failed run is the trace's failure; Kubernetes would retry it
@@ -143,6 +177,11 @@ def objects_for(plan: Plan, j: TraceJob, index: int, speed: float, name: str | N
     return objs
 
 
+def compressed_duration(j: TraceJob, speed: float) -> str:
+    """The job's compressed run as KWOK's duration annotation takes it: counted from when the pod runs."""
+    return f"{max(1, round(1000 * j.duration / speed))}ms"
+
+
 def kwok_time(epoch_s: float) -> str:
     """An instant as KWOK's duration annotation takes it (Go's time.RFC3339Nano, UTC)."""
     return datetime.fromtimestamp(epoch_s, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -150,6 +189,35 @@ def kwok_time(epoch_s: float) -> str:
 
 def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["type"]: c for c in obj.get("status", {}).get("conditions", [])}
+
+
+@dataclass
+class _Pod:
+    """A trace job's pod as the watch last saw it."""
+    job: int
+    namespace: str
+    name: str
+    node: str
+    phase: str
+    deleting: bool
+
+    @property
+    def live(self) -> bool:
+        return not self.deleting and self.phase in ("Pending", "Running")
+
+
+@dataclass
+class _Hit:
+    """A job whose node failed (wall clock), and the pods it had then: a pod of it not among them that runs
+    while the job stays admitted is a replacement, and the job starts over."""
+    at: float
+    node: str
+    pods: set[str]
+
+
+def _unschedulable(obj: dict[str, Any]) -> bool:
+    c = _conditions(obj).get("PodScheduled", {})
+    return c.get("status") == "False" and c.get("reason") == "Unschedulable"
 
 
 class _Watcher:
@@ -162,6 +230,13 @@ class _Watcher:
         self.run = run
         self.plan = plan
         self.correct = correct
+        self.failing = run.failure_schedule is not None   # watch for lost pods, restarts and late starts
+        self.pods: dict[str, _Pod] = {}          # pod uid -> the trace job's pod as last seen
+        self.hit: dict[int, _Hit] = {}           # job -> its node failed, not yet stopped or restarted
+        self.restarted_at: dict[int, float] = {} # job -> wall time its run last started over (restart, late start)
+        self.disrupted: set[int] = set()         # jobs whose current admission was restarted: not timed
+        self.unschedulable: set[int] = set()     # jobs with a pod the scheduler could not place, this admission
+        self.assignment: dict[int, tuple[str, int]] = {}
         self.end_chain = OverheadEstimate([])   # pods' end -> quota released, wall s
         self.start = time.perf_counter()
         self.epoch_offset = time.time() - time.perf_counter()
@@ -177,7 +252,10 @@ class _Watcher:
         self.pod_running: dict[str, tuple[int, float]] = {}  # pod uid -> (job, first seen Running)
         self.pod_ended: dict[str, tuple[int, float]] = {}    # pod uid -> (job, first seen Succeeded/Failed)
         self.pods_seen: set[str] = set()
-        self.patches: queue.Queue[tuple[str, str, int, float] | None] = queue.Queue()
+        # (namespace, pod, job, seen, annotation value: None for the pod's end on the trace's time), one queue
+        # per patcher and each pod always on the same one, so a pod's patches land in the order they were made
+        self.patches: list[queue.Queue[tuple[str, str, int, float, str | None] | None]] = [
+            queue.Queue() for _ in range(PATCHERS)]
         self._stop = threading.Event()
         self.lock = threading.Lock()
         self.threads = []
@@ -186,8 +264,8 @@ class _Watcher:
             thread = threading.Thread(target=self._loop, args=(path, handle, rv), daemon=True)
             thread.start()
             self.threads.append(thread)
-        for _ in range(PATCHERS if correct else 0):
-            thread = threading.Thread(target=self._patcher, daemon=True)
+        for k in range(PATCHERS if correct else 0):
+            thread = threading.Thread(target=self._patcher, args=(self.patches[k],), daemon=True)
             thread.start()
             self.threads.append(thread)
 
@@ -232,7 +310,8 @@ class _Watcher:
             flavor, units = self._assignment(obj)
             reason = c["Finished"].get("reason", "")
             self.state[index] = "finished"
-            if index in self.admitted_at and index in self.compressed:
+            self.hit.pop(index, None)
+            if index in self.admitted_at and index in self.compressed and index not in self.disrupted:
                 timing = Timing(index, self.admitted_at[index], now, self.compressed[index])
                 with self.lock:
                     (self.run.timings if trace_job else self.probe_timings).append(timing)
@@ -251,6 +330,10 @@ class _Watcher:
             if not trace_job:
                 return
             flavor, units = self._assignment(obj)
+            with self.lock:
+                self.assignment[index] = (flavor, units)
+                self.disrupted.discard(index)
+                self.unschedulable.discard(index)
             self._record("admitted", index, flavor=flavor, units=units)
             self.counts["admitted"] += 1
             freed = self.last_free.get(flavor)
@@ -264,38 +347,118 @@ class _Watcher:
             self.evicted_at[index] = now
             if not trace_job:
                 return
+            with self.lock:
+                self.hit.pop(index, None)
+                self.unschedulable.discard(index)
             evicted = c.get("Evicted", {})
             reason = evicted.get("reason", "")
             if reason == "Preempted":
                 reason = c.get("Preempted", {}).get("reason", reason)
             flavor, units = self._assignment(obj)
+            if not flavor:   # the admission is cleared already: what it held
+                flavor, units = self.assignment.get(index, ("", 0))
             self._record("evicted", index, flavor=flavor, units=units, reason=reason or "Evicted")
             self.pending_since[index] = now
             self.counts["evicted"] += 1
             if flavor:
                 self.last_free[flavor] = now
 
-    def handle_pod(self, obj: dict[str, Any]) -> None:
+    def handle_pod(self, obj: dict[str, Any], deleted: bool = False) -> None:
         index = self._job_of(obj)
         if index is None:
             return
         meta = obj["metadata"]
         uid = meta.get("uid", meta.get("name", ""))
+        if deleted:
+            with self.lock:
+                self.pods.pop(uid, None)
+            return
         phase = obj.get("status", {}).get("phase")
+        deleting = bool(meta.get("deletionTimestamp"))
         now = self.clock()
         new = False
+        restart: _Hit | None = None
+        late = False
+        relative: list[tuple[str, str]] = []   # pods to give their whole run, counted from when they run
         with self.lock:
             if uid not in self.pods_seen:
                 self.pods_seen.add(uid)
-                new = not meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed")
+                new = not deleting and phase not in ("Succeeded", "Failed")
             if phase == "Running" and uid not in self.pod_running:
                 self.pod_running[uid] = (index, now)
             elif phase in ("Succeeded", "Failed") and uid not in self.pod_ended:
                 self.pod_ended[uid] = (index, now)
                 self.pod_running.setdefault(uid, (index, now))
                 self.last_ended[index] = max(now, self.last_ended.get(index, now))
-        if new and self.correct and index >= 0:
-            self.patches.put((meta["namespace"], meta["name"], index, now))
+            if index >= 0:
+                self.pods[uid] = _Pod(index, meta["namespace"], meta["name"], obj.get("spec", {}).get("nodeName", ""),
+                                      phase or "", deleting)
+            if self.failing and index >= 0 and not deleting and self.state.get(index) == "admitted":
+                if phase == "Pending" and _unschedulable(obj) and index not in self.unschedulable:
+                    # No node for it (its pool's node is down): the job's run starts when all its pods run,
+                    # and until then none of them may end.
+                    self.unschedulable.add(index)
+                    relative = [(p.namespace, p.name) for p in self.pods.values() if p.job == index and p.live]
+                elif phase == "Running":
+                    hit = self.hit.get(index)
+                    if hit is not None and uid not in hit.pods:
+                        restart = hit
+                    elif hit is None and index in self.unschedulable:
+                        mine = [p for p in self.pods.values() if p.job == index and p.live]
+                        late = len(mine) == self.run.jobs[index].pods and all(p.phase == "Running" for p in mine)
+        if self.correct:
+            for namespace, name in relative:
+                self.patch(namespace, name, index, now, compressed_duration(self.run.jobs[index], self.run.speed))
+        if restart is not None:
+            self._start_over(index, now, "restarted", restart.node)
+        elif late:
+            self._start_over(index, now, "started", "unschedulable")
+        # A replacement for a pod lost to a failed node, or a pod of a job waiting for a node, keeps its whole
+        # run (counted from when it runs) until the job starts; any other new pod ends on the trace's time.
+        if new and self.correct and index >= 0 and index not in self.hit and index not in self.unschedulable:
+            self.patch(meta["namespace"], meta["name"], index, now, None)
+
+    def _start_over(self, index: int, now: float, kind: str, reason: str) -> None:
+        """The job's run starts again now: every pod of it gets a new end, the whole run after now."""
+        with self.lock:
+            self.hit.pop(index, None)
+            self.unschedulable.discard(index)
+            self.restarted_at[index] = now
+            self.disrupted.add(index)
+            mine = [(p.namespace, p.name) for p in self.pods.values() if p.job == index and p.live]
+            flavor, units = self.assignment.get(index, ("", 0))
+        self._record(kind, index, flavor=flavor, units=units, reason=reason)
+        if self.correct:
+            for namespace, name in mine:
+                self.patch(namespace, name, index, now, None)
+
+    def busy_nodes(self) -> set[str]:
+        """Nodes running a trace job's pod."""
+        with self.lock:
+            return {p.node for p in self.pods.values() if p.node and p.phase == "Running" and not p.deleting}
+
+    def fail_node(self, node: str, now: float) -> list[tuple[int, int]]:
+        """The trace jobs with pods on `node`, which failed at `now` (clock), and the units they held there.
+        Each is marked hit; its pods keep running (a gang's others wait on the lost one) with their whole run
+        counted from now, so none ends while the job is broken: it is stopped, or starts over."""
+        with self.lock:
+            on_node: dict[int, int] = {}
+            for p in self.pods.values():
+                if p.node == node and p.live:
+                    on_node[p.job] = on_node.get(p.job, 0) + 1
+            hits = []
+            mine: list[tuple[str, str, int]] = []
+            for index, count in sorted(on_node.items()):
+                if self.state.get(index) != "admitted":
+                    continue
+                pods = {uid for uid, p in self.pods.items() if p.job == index and p.live}
+                self.hit[index] = _Hit(now, node, pods)
+                hits.append((index, count * self.run.jobs[index].units))
+                mine += [(self.pods[uid].namespace, self.pods[uid].name, index) for uid in pods]
+        if self.correct:
+            for namespace, name, index in mine:
+                self.patch(namespace, name, index, now, compressed_duration(self.run.jobs[index], self.run.speed))
+        return hits
 
     def end_of(self, index: int, seen: float) -> float:
         """When a pod of the job should end (clock): its admission plus the compressed run, less the end of
@@ -311,15 +474,23 @@ class _Watcher:
                 admitted = seen
                 break
             time.sleep(0.02)
-        return end_time(admitted, self.run.jobs[index].duration, self.run.speed, self.end_chain.value())
+        # A run that started over (a restart after a lost node, a late start) counts from then.
+        start = max(admitted, self.restarted_at.get(index, -1.0))
+        return end_time(start, self.run.jobs[index].duration, self.run.speed, self.end_chain.value())
 
-    def _patcher(self) -> None:
+    def patch(self, namespace: str, name: str, index: int, seen: float, value: str | None) -> None:
+        """Set a pod's duration annotation: `value`, or (None) its end on the trace's time (end_of)."""
+        self.patches[hash((namespace, name)) % PATCHERS].put((namespace, name, index, seen, value))
+
+    def _patcher(self, patches: queue.Queue) -> None:
         while True:
-            item = self.patches.get()
+            item = patches.get()
             if item is None:
                 return
-            namespace, name, index, seen = item
-            body = {"metadata": {"annotations": {cv.SIM_DURATION_ANNOTATION: kwok_time(self.epoch(self.end_of(index, seen)))}}}
+            namespace, name, index, seen, value = item
+            if value is None:
+                value = kwok_time(self.epoch(self.end_of(index, seen)))
+            body = {"metadata": {"annotations": {cv.SIM_DURATION_ANNOTATION: value}}}
             try:
                 self.client.request("PATCH", f"/api/v1/namespaces/{namespace}/pods/{name}", body,
                                     content_type="application/merge-patch+json")
@@ -339,6 +510,8 @@ class _Watcher:
                     rv = obj.get("metadata", {}).get("resourceVersion", rv)
                     if event.get("type") in ("ADDED", "MODIFIED"):
                         handle(obj)
+                    elif event.get("type") == "DELETED" and path == PODS:
+                        self.handle_pod(obj, deleted=True)
                     if self._stop.is_set():
                         return
             except (ApiError, OSError):
@@ -363,8 +536,8 @@ class _Watcher:
 
     def stop(self) -> None:
         self._stop.set()
-        for _ in range(PATCHERS):
-            self.patches.put(None)
+        for patches in self.patches:
+            patches.put(None)
 
 
 def _probe_target(plan: Plan) -> tuple[str, str, int] | None:
@@ -404,11 +577,126 @@ def calibrate(client: Client, plan: Plan, watcher: _Watcher) -> list[float]:
     return [t.residual_s for t in watcher.probe_timings]
 
 
+class _Injector:
+    """The node failures of a replay, on its clock: each node fails at its time (a node of its pool chosen
+    by failures.pick from the nodes then up and busy) and is repaired its repair time later; what each did
+    goes into run.failures. A thread of its own, stopped at the horizon; nodes still down then are repaired
+    by `repair_all` (their repair is not recorded: they were down to the end of the replay)."""
+
+    def __init__(self, client: Client, plan: Plan, watcher: _Watcher, run: Run, errors: list[BaseException]):
+        self.client, self.plan, self.watcher, self.run, self.errors = client, plan, watcher, run, errors
+        self.down: dict[str, Injected] = {}
+        self._stop = threading.Event()
+        self.heap: list[tuple[float, int, str, Any]] = [
+            (f.at / run.speed, k, "fail", (k, f)) for k, f in enumerate(run.failure_schedule or ()) if f.at < run.horizon]
+        heapq.heapify(self.heap)
+        self.seq = len(self.heap)
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while self.heap:
+            wall, _, action, payload = self.heap[0]
+            if self._stop.wait(max(0.0, wall - self.watcher.clock())):
+                return
+            heapq.heappop(self.heap)
+            try:
+                if action == "fail":
+                    self._fail(*payload)
+                else:
+                    self._repair(payload)
+            except (ApiError, OSError) as err:
+                self.errors.append(RuntimeError(f"node failure ({action} {payload}): {err}"))
+                return
+
+    def _fail(self, k: int, failure: NodeFailure) -> None:
+        pool = self.plan.pools_by_name[failure.pool]
+        up = [n for n in pool_nodes(pool, self.run.spares.get(pool.name, 0)) if n not in self.down]
+        node = pick(failure, k, self.run.failure_seed, up, self.watcher.busy_nodes())
+        now = self.watcher.clock()
+        record = Injected(failure, now * self.run.speed, node)
+        self.run.failures.append(record)
+        if node is None:
+            return
+        node_faults.fail(self.client, node)
+        record.hits = self.watcher.fail_node(node, now)
+        self.down[node] = record
+        self.seq += 1
+        heapq.heappush(self.heap, (now + failure.repair_s / self.run.speed, self.seq, "repair", node))
+
+    def _repair(self, node: str) -> None:
+        node_faults.repair(self.client, node)
+        now = self.watcher.clock()
+        record = self.down.pop(node)
+        record.repaired = now * self.run.speed
+        # Capacity is back: an admission now is Kueue's reaction to it, not its time to admit a job that
+        # found room (the hand-over figures, metrics' simulator section).
+        self.watcher.last_free[self.plan.pools_by_name[record.failure.pool].flavor] = now
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=10)
+
+    def repair_all(self) -> None:
+        for node in list(self.down):
+            try:
+                node_faults.repair(self.client, node)
+            except (ApiError, OSError):
+                pass   # the next replay waits for every node healthy, and names the ones that are not
+            del self.down[node]
+
+
+def wait_healthy(client: Client, names: list[str], timeout: float = NODES_HEALTHY_TIMEOUT_S) -> None:
+    """Until every named node is Ready and untainted (node_faults.healthy); TimeoutError otherwise."""
+    deadline = time.monotonic() + timeout
+    while True:
+        sick = [n for n in names if not node_faults.healthy(client, n)]
+        if not sick:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"nodes not healthy after {timeout:.0f}s: {', '.join(sick)}")
+        time.sleep(0.5)
+
+
+def add_spares(client: Client, plan: Plan, per_pool: dict[str, int]) -> list[str]:
+    """Register spare nodes in pools (gpu_platform.nodes.spare_nodes) and wait until they are Ready; their
+    names."""
+    nodes = spare_nodes(plan, per_pool)
+    for node in nodes:
+        node_faults.register_node(client, node)
+    names = [n["metadata"]["name"] for n in nodes]
+    wait_healthy(client, names)
+    return names
+
+
+def remove_spares(client: Client, plan: Plan, per_pool: dict[str, int]) -> None:
+    """Delete the spare nodes add_spares registered (after a drain: no pod is left on them)."""
+    for node in spare_nodes(plan, per_pool):
+        try:
+            node_faults.delete(client, node["metadata"]["name"])
+        except ApiError as err:
+            if err.status != 404:
+                raise
+
+
 def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horizon: float,
-           progress: Callable[[str], None] | None = None, correct: bool = True) -> Run:
+           progress: Callable[[str], None] | None = None, correct: bool = True,
+           failures: list[NodeFailure] | None = None, failure_seed: int = 0, spares: dict[str, int] | None = None,
+           failure_rate: float | None = None) -> Run:
     """Submit every job due before the horizon at its time and watch until the horizon. With `correct`
-    (the default) the simulator's own chain is measured first and every pod ends on the trace's time."""
-    run = Run(jobs=jobs, speed=speed, horizon=horizon, corrected=correct)
+    (the default) the simulator's own chain is measured first and every pod ends on the trace's time.
+    `failures` (None: none, and nothing watched for them) fail nodes on the way, `spares` (nodes per pool)
+    are added first (remove_spares takes them away)."""
+    run = Run(jobs=jobs, speed=speed, horizon=horizon, corrected=correct, failure_schedule=failures,
+              failure_seed=failure_seed, failure_rate=failure_rate, spares=dict(spares or {}),
+              toleration_s=lost_node_toleration_s(speed) * speed)
+    if failures is not None:   # every node up (a previous replay's failures were repaired), then the spares
+        wait_healthy(client, [n for p in plan.pools for n in pool_nodes(p)])
+    if spares:
+        add_spares(client, plan, spares)
     watcher = _Watcher(client, run, plan, correct)
     if correct:   # the probes' ends are the end-of-chain estimate's first measurements
         run.calibration = calibrate(client, plan, watcher)
@@ -425,11 +713,14 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
                 t = clock() * speed
                 progress(f"simulated {t / 3600:5.2f}/{horizon / 3600:.2f} h  submitted {submitted}/{len(due)}  "
                          f"admitted {watcher.counts['admitted']}  finished {watcher.counts['finished']}  "
-                         f"preempted/evicted {watcher.counts['evicted']}")
+                         f"preempted/evicted {watcher.counts['evicted']}"
+                         + (f"  nodes failed {len(run.failures)}" if failures is not None else ""))
 
     reporter = threading.Thread(target=report, daemon=True)
     reporter.start()
     errors: list[BaseException] = []
+    injector = _Injector(client, plan, watcher, run, errors)
+    injector.start()
 
     def submit(i: int, j: TraceJob) -> None:
         nonlocal submitted
@@ -462,8 +753,13 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
         remaining = end_wall - clock()
         if remaining > 0:
             time.sleep(remaining)
+        injector.stop()
+        if errors:
+            raise errors[0]
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+        injector.stop()
+        injector.repair_all()
         watcher.stop()
         stop_progress.set()
         reporter.join(timeout=2)

@@ -1,6 +1,7 @@
 """The report of a replay: a terminal table, report.json, report.md (for a pull-request comment) and PNG
 plots (utilization over time per pool, queue depth per team, wait-time CDF per team); and, for a
-comparison, the deltas of a second configuration against the first, side by side."""
+comparison, the deltas of a second configuration against the first, side by side. A replay with node
+failures adds their table (metrics.failure_figures: the figures are computed there, only shown here)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from typing import Any
 POOL_HEADERS = ["pool", "utilization (saturated)", "utilization (all)", "idle GPU-h"]
 TEAM_HEADERS = ["team", "submitted", "finished", "wait p50 h", "wait p95 h", "wait max h", "GPU-h used",
                 "GPU-h nominal", "borrowed GPU-h", "lent GPU-h", "preemptions", "GPU-h lost"]
+FAILURE_HEADERS = ["pool", "node failures", "jobs hit", "requeued", "restarted", "redone GPU-h", "stalled GPU-h",
+                   "down GPU-h", "lost GPU-h", "recovery p50 h", "delay max h"]
+SPARE_HEADERS = ["down, not covered GPU-h", "spare GPU-h"]
 
 
 def _fmt(v: Any) -> str:
@@ -54,7 +58,8 @@ def text(r: dict[str, Any], title: str, markdown: bool = False) -> str:
             f"fairness (Jain, use per nominal share) {_fmt(r['fairness_jain'])}; "
             f"cost per finished job ${_fmt(c['usd_per_finished_job'])} "
             f"(capacity ${c['total_usd']:,.0f}: useful ${c['useful_usd']:,.0f}, lost to preemption/failure "
-            f"${c['lost_usd']:,.0f}, still running ${c['running_usd']:,.0f}, idle ${c['idle_usd']:,.0f})")
+            f"${c['lost_usd']:,.0f}, still running ${c['running_usd']:,.0f}, idle ${c['idle_usd']:,.0f}"
+            + (f", spare nodes ${c['spare_usd']:,.0f}" if c.get("spare_usd") else "") + ")")
     foot = (f"simulator: {sim['wall_s']} s wall for {sim['compressed_trace_s']} s of compressed trace "
             f"(x{_fmt(sim['wall_over_compressed'])}); Kueue reaction p50/p95 {_fmt(sim['kueue_reaction_p50_s'])}/"
             f"{_fmt(sim['kueue_reaction_p95_s'])} s wall over {sim['reactions']} admissions, "
@@ -62,10 +67,48 @@ def text(r: dict[str, Any], title: str, markdown: bool = False) -> str:
             + (f"; admission of a job that found room p50/max {_fmt(sim['kueue_admission_p50_s'])}/"
                f"{_fmt(sim['kueue_admission_max_s'])} s wall (a burst of submissions queues)"
                if sim.get("kueue_admission_max_s") is not None else ""))
-    parts = [head, table(POOL_HEADERS, _pool_rows(r), markdown), table(TEAM_HEADERS, _team_rows(r), markdown), foot]
+    parts = [head, table(POOL_HEADERS, _pool_rows(r), markdown), table(TEAM_HEADERS, _team_rows(r), markdown)]
+    if r.get("failures"):
+        parts += failures_text(r["failures"], markdown)
+    parts.append(foot)
     if "overhead" in sim:
         parts.append(overhead_text(sim["overhead"], r["speed"], markdown))
     return "\n\n".join(parts) + "\n"
+
+
+def failures_text(f: dict[str, Any], markdown: bool = False) -> list[str]:
+    """The node failures' table (per pool that had any) and what it adds up to, in words."""
+    spares = f["spare_nodes"]
+    headers = FAILURE_HEADERS[:8] + (SPARE_HEADERS if spares else []) + FAILURE_HEADERS[8:]
+    rows = []
+    for name, p in f["pools"].items():
+        if not p["failures"] and not p["skipped"]:
+            continue
+        rows.append([name, p["failures"], p["jobs_hit"], p["requeued"], p["restarted"], p["work_redone_gpu_hours"],
+                     p["stalled_gpu_hours"], p["capacity_down_gpu_hours"]]
+                    + ([p["uncovered_down_gpu_hours"], p["spare_gpu_hours"]] if spares else [])
+                    + [p["gpu_hours_lost"], p["recovery_p50_h"], p["delay_max_h"]])
+    source = (f"{f['rate_per_node_hour']:g} per node-hour, seed {f['seed']}" if f["rate_per_node_hour"]
+              else "from a schedule")
+    words = (f"node failures: {f['failures']} of {f['scheduled']} scheduled ({source}"
+             + (f"; {f['skipped']} found every node of their pool down" if f["skipped"] else "") + "); "
+             f"{f['runs_struck']} runs of {f['jobs_hit']} jobs lost work: {f['requeued']} requeued whole, "
+             f"{f['restarted']} restarted in place"
+             + (f", {f['not_recovered']} not running again by the end" if f["not_recovered"] else "")
+             + (f" ({f['finished_before_stopped']} more ended before they were stopped)"
+                if f["finished_before_stopped"] else "")
+             + f"; {_fmt(f['gpu_hours_lost'])} GPU-h lost = {_fmt(f['work_redone_gpu_hours'])} redone + "
+             f"{_fmt(f['stalled_gpu_hours'])} stalled + {_fmt(f['uncovered_down_gpu_hours'])} of capacity down"
+             + (f" (of {_fmt(f['capacity_down_gpu_hours'])}: spare nodes covered the rest, "
+                + ", ".join(f"{n} in {pool}" for pool, n in spares.items())
+                + f", {_fmt(f['spare_gpu_hours'])} GPU-h of spare capacity)" if spares else "")
+             + f"; a struck job was stopped or restarted {_fmt(f['stopped_p50_s'])} s after the failure (p50; "
+             f"its pods tolerate a lost node {_fmt(f['toleration_s'])} s) and ran again {_fmt(f['recovery_p50_h'])} h "
+             f"after it (p50, max {_fmt(f['recovery_max_h'])}); completion delay of a struck job p50/max "
+             f"{_fmt(f['delay_p50_h'])}/{_fmt(f['delay_max_h'])} h"
+             + (f"; {f['started_late']} jobs admitted waited for a node to run on (a down node's quota, or no node "
+                "with room for a pod) and ran their whole duration from then" if f["started_late"] else ""))
+    return ([table(headers, rows, markdown)] if rows else []) + [words]
 
 
 def overhead_text(o: dict[str, Any], speed: float, markdown: bool = False) -> str:
@@ -123,6 +166,16 @@ def compare_text(a: dict[str, Any], b: dict[str, Any], name_a: str, name_b: str,
     overall = [["fairness (Jain)", _delta(a["fairness_jain"], b["fairness_jain"])],
                ["cost per finished job (USD)", _delta(a["cost"]["usd_per_finished_job"], b["cost"]["usd_per_finished_job"])],
                ["jobs finished", _delta(a["jobs_finished"], b["jobs_finished"])]]
+    fa, fb = a.get("failures"), b.get("failures")
+    if fa or fb:
+        fa, fb = fa or {}, fb or {}
+        overall += [[label, _delta(fa.get(key), fb.get(key))] for label, key in (
+            ("node failures", "failures"), ("jobs requeued after a node failure", "requeued"),
+            ("jobs restarted in place", "restarted"), ("GPU-h lost to node failures", "gpu_hours_lost"),
+            ("  of which capacity down, not covered", "uncovered_down_gpu_hours"),
+            ("completion delay of a struck job, p50 h", "delay_p50_h"),
+            ("completion delay of a struck job, max h", "delay_max_h"),
+            ("spare capacity GPU-h", "spare_gpu_hours"))]
     head = f"{'### ' if markdown else ''}What-if: {name_b} against {name_a} (same trace)"
     return "\n\n".join([
         head,

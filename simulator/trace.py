@@ -78,8 +78,11 @@ def seconds(value: Any) -> float:
     return float(m.group(1)) * _FACTOR[m.group(2)]
 
 
-def _rows(text: str, source: str) -> Iterable[tuple[int, dict[str, Any]]]:
-    """(line number, raw fields) of every job line; JSON Lines when the first content line is an object."""
+def rows(text: str, fields: tuple[str, ...] = FIELDS,
+         required: tuple[str, ...] = REQUIRED) -> Iterable[tuple[int, dict[str, Any]]]:
+    """(line number, raw fields) of every content line of a CSV (with a header naming `fields`, the
+    `required` ones at least) or JSON Lines text: JSON Lines when the first content line is an object. A
+    line that cannot be read comes as {"__error__": why}. Traces and failure schedules share the format."""
     lines = text.splitlines()
     first = next((ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")), "")
     if first.startswith("{"):
@@ -99,13 +102,13 @@ def _rows(text: str, source: str) -> Iterable[tuple[int, dict[str, Any]]]:
     header_line, header = content[0]
     reader = csv.reader(io.StringIO(header))
     names = [h.strip() for h in next(reader)]
-    unknown = [h for h in names if h not in FIELDS]
-    missing = [f for f in REQUIRED if f not in names]
+    unknown = [h for h in names if h not in fields]
+    missing = [f for f in required if f not in names]
     if unknown or missing:
         yield header_line, {"__error__": (
             (f"unknown column(s) {', '.join(unknown)}; " if unknown else "")
             + (f"missing column(s) {', '.join(missing)}; " if missing else "")
-            + f"columns: {', '.join(FIELDS)} (required: {', '.join(REQUIRED)})")}
+            + f"columns: {', '.join(fields)} (required: {', '.join(required)})")}
         return
     for i, ln in content[1:]:
         values = next(csv.reader(io.StringIO(ln)))
@@ -119,7 +122,7 @@ def parse(text: str, plan: Plan, source: str = "trace") -> list[TraceJob]:
     """Every job of a trace, sorted by submit time; TraceError with every problem otherwise."""
     jobs: list[TraceJob] = []
     problems: list[str] = []
-    for line, raw in _rows(text, source):
+    for line, raw in rows(text):
         where = f"line {line}"
         if "__error__" in raw:
             problems.append(f"{where}: {raw['__error__']}")

@@ -351,3 +351,228 @@ def test_the_report_warns_when_short_jobs_cannot_be_replayed_at_the_speed(sim_pl
     assert "--speed 44.7 would keep them under 10%" in o["warning"]
     text = report.overhead_text(o, 80)
     assert "184.00 s of trace time at 80x" in text and "warning: 100% of the jobs" in text
+
+
+# ---- node failures (issue 25, item 4) -----------------------------------------------------------------------
+
+
+def test_a_failure_rate_gives_the_same_schedule_for_the_same_seed(sim_plan) -> None:
+    from simulator.failures import schedule
+
+    got = schedule(sim_plan, 0.25, 4 * 3600, seed=7, repair_s=600)
+    # Exponential gaps at 0.25 per node-hour x 2 nodes per pool, one random stream per pool.
+    assert [(f.at, f.pool) for f in got] == [
+        (658.011, "share"), (853.093, "lend"), (4896.994, "lend"), (6149.452, "share"), (9011.409, "lend"),
+        (12826.224, "fill"), (13036.766, "share"), (13647.545, "lend")]
+    assert all(f.repair_s == 600 and f.node is None for f in got)
+    assert schedule(sim_plan, 0.25, 4 * 3600, seed=7, repair_s=600) == got
+    assert schedule(sim_plan, 0.25, 4 * 3600, seed=8, repair_s=600) != got
+    # Twice the rate: the same draws, at half the times (and more of them fit in the horizon).
+    assert [f.at for f in schedule(sim_plan, 0.5, 4 * 3600, seed=7, repair_s=600)][:3] == [329.006, 426.547, 2448.497]
+
+
+def test_a_failure_strikes_a_busy_node_when_there_is_one(sim_plan) -> None:
+    from simulator.failures import NodeFailure, pick
+
+    any_node = NodeFailure(100.0, "fill", 600)
+    up = ["fill-0", "fill-1", "fill-2"]
+    # Busy nodes first, chosen by the failure's own stream: the same choice for the same seed and index.
+    assert pick(any_node, 0, 7, up, busy=["fill-1", "fill-2"]) == "fill-2"
+    assert pick(any_node, 0, 7, up, busy=["fill-1", "fill-2"]) == "fill-2"
+    assert pick(any_node, 0, 7, up, busy=["fill-1"]) == "fill-1"
+    assert pick(any_node, 1, 7, ["fill-0", "fill-1"], busy=[]) == "fill-1"        # nothing busy: any node up
+    assert pick(any_node, 0, 7, [], busy=[]) is None                               # every node down already
+    named = NodeFailure(100.0, "fill", 600, node="fill-0")
+    assert pick(named, 0, 7, up, busy=["fill-1"]) == "fill-0"
+    assert pick(named, 0, 7, ["fill-1"], busy=["fill-1"]) is None                  # it is down already
+
+
+def test_a_failure_schedule_file_is_read_and_every_bad_line_named(sim_plan) -> None:
+    from simulator.failures import parse
+
+    ok = parse("at,pool,node,repair\n10m,fill,fill-1,\n90,share,,5m\n", sim_plan, repair_s=600)
+    assert [(f.at, f.pool, f.node, f.repair_s, f.line) for f in ok] == [
+        (90.0, "share", None, 300.0, 3), (600.0, "fill", "fill-1", 600.0, 2)]
+    assert parse('{"at": "1h", "pool": "lend"}\n', sim_plan, repair_s=60)[0].at == 3600.0
+    text = "\n".join([
+        "at,pool,node,repair",
+        "0,fill,fill-0,10m",      # 2: fine
+        "-5,fill,,",              # 3: negative time
+        "1h,nowhere,,",           # 4: unknown pool
+        "1h,fill,fill-2,",        # 5: not a node of the pool (it has two)
+        "1h,fill,,0",             # 6: repair not positive
+        "soon,fill,,",            # 7: not a time
+    ])
+    with pytest.raises(TraceError) as err:
+        parse(text, sim_plan, repair_s=600, source="f.csv")
+    problems = err.value.problems
+    assert [p.split(":")[0] for p in problems] == [f"line {n}" for n in (3, 4, 5, 6, 7)]
+    assert problems[0] == "line 3: at -5 is negative"
+    assert problems[1] == "line 4: pool 'nowhere' is not a pool of the stack; pools: fill, share, lend"
+    assert problems[2] == "line 5: node 'fill-2' is not a node of pool 'fill'; its nodes: fill-0, fill-1"
+    assert problems[3] == "line 6: repair 0 must be positive"
+    assert problems[4].startswith("line 7: at: 'soon' is not a number of seconds")
+    with pytest.raises(TraceError, match="missing column\\(s\\) pool"):
+        parse("at,node\n0,fill-0\n", sim_plan, repair_s=600)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--node-failure-rate", "0"], "--node-failure-rate 0.0: failures per node-hour must be > 0 and at most 1 "
+                                   "(Llama 3's pre-training: 0.000158)"),
+    (["--node-failure-rate", "2"], "--node-failure-rate 2.0: failures per node-hour must be > 0 and at most 1"),
+    (["--node-failure-rate", "0.01", "--repair-time", "0"], "--repair-time '0': a duration > 0"),
+    (["--node-failure-rate", "0.01", "--spare-nodes", "0"], "--spare-nodes 0: spare nodes per pool must be 1..16"),
+    (["--spare-nodes", "1"], "--spare-nodes needs node failures (--node-failure-rate or --failures)"),
+    (["--node-failure-rate", "0.01", "--spare-nodes", "1", "--compare", str(SIM_STACK)],
+     "--spare-nodes replays the stack with and without spares: it cannot be combined with --compare"),
+])
+def test_simulate_refuses_bad_failure_options_before_starting_anything(tmp_path, capsys, monkeypatch, argv,
+                                                                       message) -> None:
+    from platform_cli.cli import main
+    import localcluster.session
+
+    def no_cluster(*a, **k):
+        raise AssertionError("a cluster was started for bad failure options")
+
+    monkeypatch.setattr(localcluster.session.Session, "start", no_cluster)
+    trace = tmp_path / "t.csv"
+    trace.write_text("submit,team,pool,units,duration\n0,solo,fill,8,1h\n")
+    code = main(["simulate", "--stack", str(SIM_STACK), "--trace", str(trace), "--out", str(tmp_path / "out"), *argv])
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_bad_failure_schedule_is_refused_by_line_before_starting_anything(tmp_path, capsys, monkeypatch) -> None:
+    from platform_cli.cli import main
+    import localcluster.session
+
+    monkeypatch.setattr(localcluster.session.Session, "start", lambda *a, **k: pytest.fail("a cluster started"))
+    trace, schedule = tmp_path / "t.csv", tmp_path / "f.csv"
+    trace.write_text("submit,team,pool,units,duration\n0,solo,fill,8,1h\n")
+    schedule.write_text("at,pool\n10m,fill\n20m,gpu-pool\n")
+    code = main(["simulate", "--stack", str(SIM_STACK), "--trace", str(trace), "--failures", str(schedule),
+                 "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert "line 3: pool 'gpu-pool' is not a pool of the stack; pools: fill, share, lend" in capsys.readouterr().err
+
+
+def test_replayed_pods_tolerate_a_lost_node_the_templates_minute_compressed(sim_plan) -> None:
+    for speed, seconds in ((1, 60), (10, 6), (30, 2), (80, 1), (1000, 1)):
+        job, = objects_for(sim_plan, TraceJob(1, 0.0, "solo", "fill", 8, 1, 1800.0), 7, speed=speed)
+        lost = [t for t in job["spec"]["template"]["spec"]["tolerations"] if t.get("effect") == "NoExecute"]
+        assert [t["key"] for t in lost] == ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]
+        assert {t["tolerationSeconds"] for t in lost} == {seconds}, speed
+
+
+def _failure_run(spares: dict[str, int] | None = None) -> Run:
+    """Two jobs a node failure struck, on the simulator's test stack (8 GPUs a node, 2 nodes a pool):
+    - job 0, a 2-node gang on the topology-aware `fill` (16 GPUs, 1 h): fill-0 fails at 1200 s, Kueue evicts
+      the whole job at 1300 s (no free node), fill-0 is back at 1800 s, the job is admitted again at 1810 s;
+    - job 1, 2 pods of 4 GPUs on `share` (30 min): share-0 fails at 600 s, its lost pod runs again on another
+      node at 700 s while the job stays admitted (restarted in place); share-0 is back at 1200 s."""
+    from simulator.failures import Injected, NodeFailure
+
+    jobs = [TraceJob(2, 0.0, "solo", "fill", 8, 2, 3600.0), TraceJob(3, 0.0, "left", "share", 4, 2, 1800.0)]
+    fill, share = NodeFailure(1200.0, "fill", 600.0), NodeFailure(600.0, "share", 600.0)
+    run = Run(jobs=jobs, speed=1, horizon=7200, corrected=True, calibration=[0.0], failure_schedule=[share, fill],
+              failure_seed=1, spares=spares or {}, toleration_s=60.0)
+    run.events = [Event(*e) for e in [
+        (0, 0, "submitted"), (0, 0, "admitted", "fill", 16), (0, 1, "submitted"), (0, 1, "admitted", "share", 8),
+        (700, 1, "restarted", "share", 8, "share-0"), (1300, 0, "evicted", "fill", 16, "NodeFailures"),
+        (1810, 0, "admitted", "fill", 16), (2500, 1, "finished", "share", 8, "Succeeded"),
+        (5410, 0, "finished", "fill", 16, "Succeeded")]]
+    run.failures = [Injected(share, 600.0, "share-0", 1200.0, [(1, 4)]), Injected(fill, 1200.0, "fill-0", 1800.0, [(0, 8)])]
+    return run
+
+
+def test_gpu_hours_lost_to_node_failures_are_work_redone_stalled_and_capacity_down(sim_plan) -> None:
+    f = compute(_failure_run(), sim_plan)["failures"]
+    fill, share = f["pools"]["fill"], f["pools"]["share"]
+    # The gang: 16 GPUs x 1200 s redone, its other node's 8 GPUs idle 100 s until Kueue evicted it, fill-0's 8
+    # GPUs down 600 s: 5.333 + 0.222 + 1.333 GPU-h.
+    assert (fill["work_redone_gpu_hours"], fill["stalled_gpu_hours"], fill["capacity_down_gpu_hours"]) == \
+        (5.333, 0.222, 1.333)
+    assert fill["gpu_hours_lost"] == 6.889 and fill["uncovered_down_gpu_hours"] == 1.333
+    assert (fill["requeued"], fill["restarted"], fill["jobs_hit"]) == (1, 0, 1)
+    # Running again 610 s after the failure, finished 1810 s later than its first run would have.
+    assert (fill["recovery_p50_h"], fill["delay_max_h"]) == (0.169, 0.503)
+    # The restarted job: 8 GPUs x 600 s redone, its healthy pod's 4 GPUs idle 100 s, share-0 down 600 s.
+    assert (share["work_redone_gpu_hours"], share["stalled_gpu_hours"], share["capacity_down_gpu_hours"]) == \
+        (1.333, 0.111, 1.333)
+    assert (share["requeued"], share["restarted"], share["recovery_p50_h"], share["delay_max_h"]) == (0, 1, 0.028, 0.194)
+    assert (f["failures"], f["scheduled"], f["jobs_hit"], f["requeued"], f["restarted"]) == (2, 2, 2, 1, 1)
+    assert f["gpu_hours_lost"] == 9.667 and f["stopped_p50_s"] == 100.0     # (24,800 + 10,000 GPU-s) / 3600
+    assert f["events"][0] == {"t_h": 0.1667, "pool": "share", "node": "share-0", "repaired_h": 0.3333,
+                              "jobs": [{"job": 1, "line": 3, "units": 4}]}
+
+
+def test_a_requeue_after_a_node_failure_is_not_a_preemption_and_a_restart_counts_both_runs(sim_plan) -> None:
+    r = compute(_failure_run(), sim_plan)
+    solo, left = r["teams"]["solo"], r["teams"]["left"]
+    assert solo["preemptions"] == 0 and solo["finished"] == 1
+    # The gang's lost run (16 GPUs x 1300 s) and its whole run (16 GPUs x 3600 s).
+    assert (solo["gpu_hours_lost"], solo["gpu_hours_used"]) == (5.78, 21.78)
+    # The restarted job held its 8 GPUs from 0 to 700 s (lost) and 700 s to 2500 s (its run).
+    assert (left["gpu_hours_lost"], left["gpu_hours_used"], left["finished"]) == (1.56, 5.56, 1)
+
+
+def test_spare_nodes_cover_capacity_down_at_their_own_cost(sim_plan) -> None:
+    r = compute(_failure_run(spares={"fill": 1, "share": 1}), sim_plan)
+    f = r["failures"]
+    # One spare in each pool a failure struck covers its one down node: the capacity down is no longer lost ...
+    assert (f["capacity_down_gpu_hours"], f["uncovered_down_gpu_hours"]) == (2.667, 0.0)
+    assert f["gpu_hours_lost"] == 7.0       # (19,200 + 800 + 4,800 + 400 GPU-s redone and stalled) / 3600
+    # ... and costs 8 GPUs x 2 h in each: a p5.48xlarge and a g6e.48xlarge for the horizon.
+    assert f["spare_gpu_hours"] == 32.0 and f["spare_nodes"] == {"fill": 1, "share": 1}
+    no_spare = compute(_failure_run(), sim_plan)["cost"]
+    assert r["cost"]["spare_usd"] == round(2 * (55.04 + 30.131), 2) and no_spare["spare_usd"] == 0
+    assert r["cost"]["total_usd"] == pytest.approx(no_spare["total_usd"] + r["cost"]["spare_usd"], abs=0.02)
+    # A spare in one pool covers only that pool.
+    fill_only = compute(_failure_run(spares={"fill": 1}), sim_plan)["failures"]
+    pools = fill_only["pools"]
+    assert (pools["fill"]["uncovered_down_gpu_hours"], pools["share"]["uncovered_down_gpu_hours"]) == (0.0, 1.333)
+
+
+def test_a_job_admitted_onto_a_down_nodes_quota_runs_its_whole_duration_once_it_starts(sim_plan) -> None:
+    from simulator.metrics import intervals
+
+    # Admitted at 900 s while its node was down, its pod ran at 1200 s: counted to 1200 + 600 s.
+    run = Run(jobs=[TraceJob(2, 0.0, "left", "share", 8, 1, 600.0)], speed=1, horizon=3600, corrected=True,
+              calibration=[0.0], failure_schedule=[])
+    run.events = [Event(*e) for e in [(900, 0, "submitted"), (900, 0, "admitted", "share", 8),
+                                      (1200, 0, "started", "share", 8, "unschedulable"),
+                                      (1250, 0, "finished", "share", 8, "Succeeded")]]
+    (iv,) = intervals(run)
+    assert (iv.start, iv.end, iv.ended) == (900, 1800, "finished")
+    assert compute(run, sim_plan)["failures"]["started_late"] == 1
+
+
+def test_the_report_shows_the_failures_in_every_format(sim_plan) -> None:
+    from simulator import report
+
+    r = compute(_failure_run(spares={"fill": 1, "share": 1}), sim_plan)
+    # report.json and report.md as report.write writes them (without the plots, which test_report_files draws)
+    assert json.loads(json.dumps(r, indent=2))["failures"]["gpu_hours_lost"] == 7.0
+    md = report.text(r, "t", markdown=True)
+    assert "| pool | node failures | jobs hit | requeued | restarted | redone GPU-h |" in md
+    assert "| fill | 1 | 1 | 1 | 0 | 5.33 | 0.22 | 1.33 | 0.00 | 16.00 | 5.56 | 0.17 | 0.50 |" in md
+    text = report.text(r, "t")
+    assert ("node failures: 2 of 2 scheduled (from a schedule); 2 runs of 2 jobs lost work: 1 requeued whole, "
+            "1 restarted in place") in text
+    assert ("7.00 GPU-h lost = 6.67 redone + 0.33 stalled + 0.00 of capacity down (of 2.67: spare nodes covered the "
+            "rest, 1 in fill, 1 in share, 32.00 GPU-h of spare capacity)") in text
+    cmp = report.compare_text(compute(_failure_run(), sim_plan), r, "prod", "prod+1spare")
+    assert "GPU-h lost to node failures" in cmp and "9.67 -> 7.00 (-2.67)" in cmp
+
+
+def test_spare_nodes_are_each_pools_next_nodes_with_its_labels_and_taints(sim_plan) -> None:
+    from gpu_platform.nodes import fake_nodes, spare_nodes
+
+    spares = spare_nodes(sim_plan, {"fill": 1, "share": 2})
+    assert [n["metadata"]["name"] for n in spares] == ["fill-2", "share-2", "share-3"]
+    first = {n["metadata"]["name"]: n for n in fake_nodes(sim_plan)["items"]}["fill-0"]
+    spare = spares[0]
+    hostname = "kubernetes.io/hostname"
+    assert {k: v for k, v in spare["metadata"]["labels"].items() if k != hostname} == \
+        {k: v for k, v in first["metadata"]["labels"].items() if k != hostname}   # same pool, same rack
+    assert spare["spec"]["taints"] == first["spec"]["taints"] and spare["status"] == first["status"]
