@@ -100,7 +100,7 @@ def cmd_job(args: argparse.Namespace) -> int:
     _, plan = load_plan(args.stack, None)
     req = JobRequest(team=args.team, pool=args.pool, gpus=args.gpus, nodes=args.nodes, priority=args.priority,
                      image=args.image, duration=args.duration, name=args.name, namespace=args.namespace,
-                     kind=args.kind, replicas=args.replicas)
+                     kind=args.kind, replicas=args.replicas, gpu_busy=args.gpu_busy)
     try:
         objects = template(plan, req)
     except JobError as err:
@@ -197,6 +197,9 @@ def parser() -> argparse.ArgumentParser:
     j.add_argument("--priority", help="a platform priority the team is granted")
     j.add_argument("--image", help="container image (default: a shell image that sleeps for --duration)")
     j.add_argument("--duration", default="10m", help="how long the job runs (90s, 10m, 2h)")
+    j.add_argument("--gpu-busy", type=float, metavar="FRACTION",
+                   help="simulated nodes: the fraction of the time the pods keep their GPUs busy, 0..1 "
+                        "(default: all the time); what the live cluster's GPU telemetry reports")
     j.add_argument("--name", help="Job name (default: <pool>-<random>)")
     j.add_argument("--namespace", help="one of the team's namespaces (default: its first)")
     j.add_argument("--output", choices=["yaml", "json"], default="yaml")
