@@ -36,6 +36,20 @@ def cost_key(ended: str) -> str:
     return {RUN_FINISHED: "useful_usd", RUN_RUNNING: "running_usd"}.get(ended, "lost_usd")
 
 
+def run_outcome(*, holds_at_end: bool, succeeded: bool, failed: bool, deleted: bool) -> str:
+    """How a run (a pod's hold on its GPUs) ended, from what the cluster showed: still holding its GPUs at the
+    end of the window, running; its pod Succeeded, finished; its pod Failed by itself (not deleted first),
+    failed; otherwise the platform stopped it: deleted while running (Kueue suspending its Job to preempt or
+    evict it, a lost node's pods evicted), which on a real kubelet ends Failed too, after the deletion."""
+    if holds_at_end:
+        return RUN_RUNNING
+    if succeeded:
+        return RUN_FINISHED
+    if failed and not deleted:
+        return RUN_FAILED
+    return RUN_PREEMPTED
+
+
 # ---------------------------------------------------------------------------------------------------
 # Step functions (exact intervals)
 

@@ -61,3 +61,14 @@ def test_jain_index() -> None:
     assert uw.jain([1.0, 1.0]) == 1.0
     assert uw.jain([1.0, 0.0]) == 0.5
     assert uw.jain([None, 0.0]) is None
+
+
+def test_a_run_ends_as_its_pod_shows() -> None:
+    def outcome(**kw):
+        return uw.run_outcome(**{"holds_at_end": False, "succeeded": False, "failed": False, "deleted": False, **kw})
+    assert outcome(holds_at_end=True, succeeded=True) == "running"
+    assert outcome(succeeded=True) == "finished"
+    assert outcome(failed=True) == "failed"
+    # deleted first, then Failed (a SIGTERM'd container on a real kubelet): the platform stopped it
+    assert outcome(failed=True, deleted=True) == "preempted"
+    assert outcome() == "preempted"   # gone while running (KWOK deletes at once)
