@@ -177,16 +177,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     except (PrometheusError, ur.NoData) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID
+    label = Path(args.stack).stem.removeprefix("Pulumi.") if "/" in args.stack else args.stack
     if args.format == "json":
         sys.stdout.write(ur.to_json(report) + "\n")
     else:
-        sys.stdout.write(ur.text(report, args.stack, markdown=args.format == "markdown"))
+        sys.stdout.write(ur.text(report, label, markdown=args.format == "markdown"))
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "report.json").write_text(ur.to_json(report))
-        (out / "report.md").write_text(ur.text(report, args.stack, markdown=True))
-        written = ur.plots(report, out, args.stack)
+        (out / "report.md").write_text(ur.text(report, label, markdown=True))
+        written = ur.plots(report, out, label)
         print(f"wrote report.json, report.md, {', '.join(p.name for p in written)} to {out}", file=sys.stderr)
     return EXIT_OK
 

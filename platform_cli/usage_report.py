@@ -239,11 +239,12 @@ def compute(raw: dict[str, Any], plan: Plan, win: Window) -> dict[str, Any]:
         elif outcome == uw.RUN_RUNNING:
             running_usd += usd
 
-    # ---- Jobs that finished in the window (complete at some point, not at its start) ----------------------
+    # ---- Jobs that finished in the window: their condition turned true inside it (a Job of the same name
+    # deleted and created again shows as a gap, then a new rise) -----------------------------------------
     for key, field_ in (("jobs_complete", "jobs_finished"), ("jobs_failed", "jobs_failed")):
         for (ns, _job), row in _series(raw[key], grid, "namespace", "job_name").items():
-            if ns in team_of_ns and any(row) and not row[0]:
-                teams[team_of_ns[ns]][field_] += 1
+            if ns in team_of_ns:
+                teams[team_of_ns[ns]][field_] += sum(1 for i in range(1, len(row)) if row[i] and not row[i - 1])
 
     # ---- Kueue's counters over the window -----------------------------------------------------------------
     waits = _increase(_instant(raw["waits"]["end"], "cluster_queue", "le"),
@@ -401,6 +402,11 @@ def plots(r: dict[str, Any], out: Path, stack: str) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     s = r["series"]
+    # from the first sample with data (a Prometheus younger than the window has nothing before it)
+    begin = next((i for i, _ in enumerate(s["t"]) if any(v[i] for part in ("capacity", "allocated")
+                                                         for v in s[part].values())), 0)
+    s = {"t": s["t"][begin:], **{part: {k: v[begin:] for k, v in s[part].items()}
+                                  for part in ("capacity", "allocated", "busy")}}
     t0 = s["t"][0] if s["t"] else 0.0
     hours = [(t - t0) / 3600 for t in s["t"]]
     written: list[Path] = []
@@ -416,7 +422,7 @@ def plots(r: dict[str, Any], out: Path, stack: str) -> list[Path]:
         ax.set(ylabel="GPUs", title=f"pool {pool}")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper right")
-    axes[-1, 0].set_xlabel(f"hours since {r['window']['start']}")
+    axes[-1, 0].set_xlabel(f"hours since {_iso(t0)}")
     fig.suptitle(f"Capacity, allocated and busy GPUs: stack {stack}")
     fig.tight_layout()
     fig.savefig(out / "utilization.png", dpi=110)

@@ -72,3 +72,29 @@ def metric_names(expr: str) -> set[str]:
     e = _BRACES.sub(" ", e)
     e = _RANGE.sub(" ", e)
     return {m.group(1) for m in _IDENT.finditer(e) if not m.group(2) and m.group(1).lower() not in _KEYWORDS}
+
+
+def used_names(plan) -> dict[str, str]:
+    """Every metric name the stack's rules, its dashboards and the report read -> one place that reads it."""
+    from components import alerts, dashboards
+    from platform_cli import usage_report
+
+    out: dict[str, str] = {}
+    for g in alerts.rule_groups(plan):
+        for r in g["rules"]:
+            for name in metric_names(r["expr"]):
+                out.setdefault(name, f"rule {r.get('record') or r.get('alert')}")
+    for d in dashboards.dashboards(plan):
+        for e in d.expressions:
+            for name in metric_names(e):
+                out.setdefault(name, f"dashboard {d.uid}")
+    for q, e in usage_report.queries(plan).items():
+        for name in metric_names(e):
+            out.setdefault(name, f"report query {q}")
+    return out
+
+
+def recorded_names(plan) -> set[str]:
+    from components import alerts
+
+    return {r["record"] for g in alerts.rule_groups(plan) for r in g["rules"] if "record" in r}

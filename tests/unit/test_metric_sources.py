@@ -11,31 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from components import alerts, dashboards
 from localcluster.telemetry import Telemetry
-from platform_cli import usage_report
 from tests.conftest import plan_of
-from tests.metric_sources import KUEUE_FAMILIES, KUEUE_HISTOGRAMS, KUEUE_SERIES, SCRAPE_SERIES, metric_names
+from tests.metric_sources import (
+    KUEUE_FAMILIES, KUEUE_HISTOGRAMS, KUEUE_SERIES, SCRAPE_SERIES, metric_names, recorded_names, used_names,
+)
 
 STACK = "prod"
-
-
-def used() -> dict[str, str]:
-    """metric name -> one place that reads it."""
-    plan = plan_of(STACK)
-    out: dict[str, str] = {}
-    for g in alerts.rule_groups(plan):
-        for r in g["rules"]:
-            for name in metric_names(r["expr"]):
-                out.setdefault(name, f"rule {r.get('record') or r.get('alert')}")
-    for d in dashboards.dashboards(plan):
-        for e in d.expressions:
-            for name in metric_names(e):
-                out.setdefault(name, f"dashboard {d.uid}")
-    for q, e in usage_report.queries(plan).items():
-        for name in metric_names(e):
-            out.setdefault(name, f"report query {q}")
-    return out
 
 
 def telemetry_series() -> set[str]:
@@ -46,9 +28,8 @@ def telemetry_series() -> set[str]:
 
 
 def test_every_series_read_is_exposed_or_recorded() -> None:
-    recorded = {r["record"] for g in alerts.rule_groups(plan_of(STACK)) for r in g["rules"] if "record" in r}
-    provided = recorded | KUEUE_SERIES | telemetry_series() | SCRAPE_SERIES
-    missing = {name: where for name, where in used().items() if name not in provided}
+    provided = recorded_names(plan_of(STACK)) | KUEUE_SERIES | telemetry_series() | SCRAPE_SERIES
+    missing = {name: where for name, where in used_names(plan_of(STACK)).items() if name not in provided}
     assert missing == {}
 
 

@@ -67,7 +67,8 @@ def canned() -> dict[tuple[str, str], list[dict[str, Any]]]:
         # vision's job completed in the window, an older one was complete before it; nlp's crashed.
         ("jobs_complete", "range"): [matrix({"namespace": "vision", "job_name": "done"}, lambda i: 1 if i >= 30 else None),
                                      matrix({"namespace": "vision", "job_name": "old"}, lambda i: 1 if i < 10 else None)],
-        ("jobs_failed", "range"): [matrix({"namespace": "nlp", "job_name": "crash"}, lambda i: 1 if i >= 45 else None)],
+        # nlp's job "crash" failed before the window, was deleted, and was created again and failed again
+        ("jobs_failed", "range"): [matrix({"namespace": "nlp", "job_name": "crash"}, lambda i: 1 if i < 5 or i >= 45 else None)],
         # vision's admission waits: 9 in the window (10 at the end, 1 before), 1 of them within 1 s, 5 within
         # 2.5 s, all within 5 s.
         ("waits", "end"): [vector({"cluster_queue": "vision", "le": le}, n)
