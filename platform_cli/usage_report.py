@@ -408,7 +408,8 @@ def plots(r: dict[str, Any], out: Path, stack: str) -> list[Path]:
     s = {"t": s["t"][begin:], **{part: {k: v[begin:] for k, v in s[part].items()}
                                   for part in ("capacity", "allocated", "busy")}}
     t0 = s["t"][0] if s["t"] else 0.0
-    hours = [(t - t0) / 3600 for t in s["t"]]
+    unit, per = ("minutes", 60) if s["t"] and s["t"][-1] - t0 <= 7200 else ("hours", 3600)
+    hours = [(t - t0) / per for t in s["t"]]
     written: list[Path] = []
     pools = [p for p in s["capacity"] if any(s["capacity"][p]) or any(s["allocated"][p])]
     fig, axes = plt.subplots(max(1, len(pools)), 1, figsize=(8, 2.6 * max(1, len(pools))), squeeze=False)
@@ -422,7 +423,7 @@ def plots(r: dict[str, Any], out: Path, stack: str) -> list[Path]:
         ax.set(ylabel="GPUs", title=f"pool {pool}")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper right")
-    axes[-1, 0].set_xlabel(f"hours since {_iso(t0)}")
+    axes[-1, 0].set_xlabel(f"{unit} since {_iso(t0)}")
     fig.suptitle(f"Capacity, allocated and busy GPUs: stack {stack}")
     fig.tight_layout()
     fig.savefig(out / "utilization.png", dpi=110)
