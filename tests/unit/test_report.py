@@ -114,21 +114,21 @@ class FakePrometheus:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def fake() -> Iterator[FakePrometheus]:
     f = FakePrometheus(canned())
     yield f
     f.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def report(fake: FakePrometheus) -> dict[str, Any]:
     win = ur.window(END, 3600)
     assert win.grid == GRID
@@ -245,7 +245,7 @@ def test_a_prometheus_error_is_reported_with_its_message(capsys) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
         assert main(["report", "--stack", "local", "--prometheus", f"http://127.0.0.1:{server.server_address[1]}",
                      "--no-pending"]) == 2

@@ -170,7 +170,7 @@ def test_a_failed_node_s_exporter_does_not_answer() -> None:
     t = Telemetry(plan_of("local"))
     t.update([node("train-0", "train", failed=True), node("train-1", "train")], [], [])
     server = ThreadingHTTPServer(("127.0.0.1", 0), telemetry.handler(t, "127.0.0.1:0"))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         with pytest.raises(urllib.error.HTTPError) as err:
