@@ -131,7 +131,7 @@ class Cluster:
 
     def __init__(self, state: Path):
         self.state = state
-        self.env = {**_env(), "LOCAL_CLUSTER_WORKLOADS": "none", "LOCAL_CLUSTER_DIR": str(state), "LOCAL_CLUSTER_APISERVER_PORT": str(APISERVER_PORT),
+        self.env = {**_env(), "LOCAL_CLUSTER_WORKLOADS": "none", "LOCAL_CLUSTER_PROMETHEUS": "0", "LOCAL_CLUSTER_DIR": str(state), "LOCAL_CLUSTER_APISERVER_PORT": str(APISERVER_PORT),
                     "LOCAL_CLUSTER_ETCD_PORT": str(ETCD_PORT)}
         self.kubeconfig = state / "admin.kubeconfig"
 

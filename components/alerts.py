@@ -96,10 +96,34 @@ POOL_ALLOCATABLE = "gpu_platform:pool_allocatable_units:sum"
 # cause over the last hour, from Kueue's kueue_evicted_workloads_total (labels cluster_queue, reason,
 # underlying_cause, priority_class, replica_role; pkg/metrics/metrics.go at v0.19.2).
 TEAM_EVICTIONS = "gpu_platform:team_workload_evictions:increase1h"
+# Useful work per team and pool, in GPUs (gpu_platform/useful_work.py defines what they mean; the report reads
+# these): allocated is what Kueue admitted (its ClusterQueue usage, in the pool's units, over units per GPU);
+# busy is DCGM's graphics-engine activity of the GPUs attributed to the team's pods, each series weighted by
+# the share of a GPU it stands for (a MIG instance, or a pod's replica of a time-sliced GPU, is 1/units per
+# GPU of one); idle is allocated minus busy. Per pod the same from DCGM alone, for the runs' outcomes.
+POOL_GPUS_PER_UNIT = "gpu_platform:pool_gpus_per_unit"
+POD_ALLOCATED_GPUS = "gpu_platform:pod_allocated_gpus"
+POD_BUSY_GPUS = "gpu_platform:pod_busy_gpus"
+TEAM_POOL_ALLOCATED_GPUS = "gpu_platform:team_pool_allocated_gpus"
+TEAM_POOL_BUSY_GPUS = "gpu_platform:team_pool_busy_gpus"
+TEAM_POOL_IDLE_GPUS = "gpu_platform:team_pool_idle_gpus"
+# ... and as GPU-hours over the last GPU_HOURS_WINDOW, sampled every GPU_HOURS_STEP: sum_over_time of the GPUs
+# on a fixed grid times the step (useful_work.sampled_hours), so the report, sampling the same series on the
+# same grid, gives the same figure to the last digit.
+GPU_HOURS_WINDOW = "1h"
+GPU_HOURS_STEP_SECONDS = 60
+TEAM_POOL_ALLOCATED_GPU_HOURS = "gpu_platform:team_pool_allocated_gpu_hours:1h"
+TEAM_POOL_BUSY_GPU_HOURS = "gpu_platform:team_pool_busy_gpu_hours:1h"
+TEAM_POOL_IDLE_GPU_HOURS = "gpu_platform:team_pool_idle_gpu_hours:1h"
 
 # Thresholds (what "idle" and "too long" mean), in one place so the docs can quote them.
 IDLE_ENGINE_ACTIVE = 0.01  # DCGM_FI_PROF_GR_ENGINE_ACTIVE below 1% is an idle GPU
 IDLE_FOR = "30m"
+# A team holds GPUs it does not use: over the last hour at least this share of its allocated GPU-hours in a
+# pool were idle, and at least this many GPU-hours (one GPU idle all hour), for TEAM_IDLE_FOR.
+TEAM_IDLE_SHARE = 0.5
+TEAM_IDLE_MIN_GPU_HOURS = 1.0
+TEAM_IDLE_FOR = "15m"
 PENDING_FOR = "1h"
 AT_QUOTA_FOR = "30m"
 NODE_GPUS_MISSING_FOR = "15m"
@@ -196,7 +220,7 @@ class Group:
         return {"name": self.name, "rules": [r.to_rule() for r in self.rules]}
 
 
-def _static(record: str, value: int, labels: Mapping[str, str]) -> Record:
+def _static(record: str, value: float, labels: Mapping[str, str]) -> Record:
     """A constant series from the plan: `vector(value)` with the plan's labels."""
     return Record(record, f"vector({value})", labels)
 
@@ -233,6 +257,7 @@ def plan_rules(plan: Plan) -> Group:
                              {"pool": pool.name, "resource": ksm_resource(pool.resource_name)}))
         rules.append(_static(POOL_CAPACITY_UNITS, pool.capacity_units,
                              {"pool": pool.name, "resource": pool.resource_name}))
+        rules.append(_static(POOL_GPUS_PER_UNIT, 1 / pool.units_per_gpu, {"pool": pool.name}))
     return Group("gpu-platform.plan", tuple(rules))
 
 
@@ -281,6 +306,52 @@ def recording_rules(plan: Plan) -> Group:
         Record(POOL_ALLOCATION_RATIO, f"{POOL_ALLOCATED} / on (pool, resource) {POOL_CAPACITY_UNITS}"),
         Record(POOL_ALLOCATABLE, f'sum by (pool, resource) (kube_node_status_allocatable{{resource=~"{ksm_gpu}"}} '
                                  f"* on (node) group_left (pool) {NODE_POOL})"),
+    ))
+
+
+def _hours(record: str) -> str:
+    """GPU-hours of a GPUs series over the last GPU_HOURS_WINDOW: its samples on a GPU_HOURS_STEP grid, each
+    standing for one step (gpu_platform.useful_work.sampled_hours)."""
+    return f"sum_over_time({record}[{GPU_HOURS_WINDOW}:{GPU_HOURS_STEP_SECONDS}s]) * {GPU_HOURS_STEP_SECONDS} / 3600"
+
+
+def useful_work_rules(plan: Plan) -> Group:
+    """Allocated, busy and idle GPUs (and GPU-hours) per team and pool, and per pod; the team alert on idle
+    allocation. The seeds' "useful work" view: what the report (platform_cli report) reads."""
+    kueue_gpu = regex_union(list(plan.gpu_resource_names))
+    weighted = f"{ALLOCATED_GPU_ACTIVE} * on (pool) group_left () {POOL_GPUS_PER_UNIT}"
+    held = f"({ALLOCATED_GPU_ACTIVE} * 0 + on (pool) group_left () {POOL_GPUS_PER_UNIT})"
+    return Group("gpu-platform.useful-work", (
+        Record(POD_ALLOCATED_GPUS, f"sum by (team, pool, namespace, pod) {held}"),
+        Record(POD_BUSY_GPUS, f"sum by (team, pool, namespace, pod) ({weighted})"),
+        Record(TEAM_POOL_ALLOCATED_GPUS,
+               f'sum by (team, pool) (kueue_cluster_queue_resource_usage{{resource=~"{kueue_gpu}", {KUEUE_REPLICA}}} '
+               f"* on (cluster_queue) group_left (team) {CLUSTER_QUEUE_TEAM} "
+               f"* on (flavor) group_left (pool) {FLAVOR_POOL} "
+               f"* on (pool) group_left () {POOL_GPUS_PER_UNIT})"),
+        Record(TEAM_POOL_BUSY_GPUS, f"sum by (team, pool) ({POD_BUSY_GPUS})"),
+        Record(TEAM_POOL_IDLE_GPUS, f"clamp_min({TEAM_POOL_ALLOCATED_GPUS} - on (team, pool) "
+                                    f"({TEAM_POOL_BUSY_GPUS} or {TEAM_POOL_ALLOCATED_GPUS} * 0), 0)"),
+        Record(TEAM_POOL_ALLOCATED_GPU_HOURS, _hours(TEAM_POOL_ALLOCATED_GPUS)),
+        Record(TEAM_POOL_BUSY_GPU_HOURS, _hours(TEAM_POOL_BUSY_GPUS)),
+        Record(TEAM_POOL_IDLE_GPU_HOURS, _hours(TEAM_POOL_IDLE_GPUS)),
+        Alert(
+            alert="GpuTeamAllocatedIdle",
+            expr=(f"({TEAM_POOL_IDLE_GPU_HOURS} / on (team, pool) {TEAM_POOL_ALLOCATED_GPU_HOURS} > {TEAM_IDLE_SHARE:g}) "
+                  f"and on (team, pool) ({TEAM_POOL_IDLE_GPU_HOURS} >= {TEAM_IDLE_MIN_GPU_HOURS:g})"),
+            for_=TEAM_IDLE_FOR,
+            severity="warning",
+            summary="Team {{ $labels.team }} left {{ $value | humanizePercentage }} of its allocated GPU time "
+                    "in pool {{ $labels.pool }} idle over the last hour",
+            description=f"Of the GPU-hours Kueue admitted for team {{{{ $labels.team }}}} in pool "
+                        f"{{{{ $labels.pool }}}} over the last hour, more than {TEAM_IDLE_SHARE:.0%} (and at least "
+                        f"{TEAM_IDLE_MIN_GPU_HOURS:g} GPU-hour) had no graphics-engine activity: quota held, "
+                        "capacity paid for, nothing computed.",
+            runbook="python -m platform_cli report --stack <stack> --since 1h shows the team's allocated, busy and "
+                    "idle GPU-hours per pool and its runs; the GpuAllocatedIdle alert and the fleet dashboard's "
+                    "\"Idle allocated GPUs by team\" panel name the pods. Ask the team to stop or fix them (finished "
+                    "notebooks, jobs stuck before their first kernel, data loaders starving the GPUs).",
+        ),
     ))
 
 
@@ -498,6 +569,7 @@ def groups(plan: Plan) -> tuple[Group, ...]:
     return tuple(g for g in (
         plan_rules(plan),
         recording_rules(plan),
+        useful_work_rules(plan),
         gpu_health_alerts(),
         node_alerts(),
         waste_alerts(),

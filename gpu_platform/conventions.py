@@ -531,6 +531,12 @@ SIM_NEVER_READY_ANNOTATION = f"sim.{PREFIX}/never-ready"
 # until the annotation goes, and the node lifecycle controller acts on it as on a real NotReady node. Its
 # pods are still played (deleted when evicted).
 SIM_NODE_FAILED_ANNOTATION = f"sim.{PREFIX}/node-failed"
+# A pod on a simulated node keeps its GPUs' engines busy this fraction of the time (a decimal in 0..1): what
+# the live cluster's DCGM-shaped telemetry reports for its GPUs (localcluster/telemetry.py), so a run's
+# allocated-but-idle time is known. Without it a pod's GPUs are busy all the time (SIM_GPU_BUSY_DEFAULT).
+# Set by the job template's --gpu-busy and a trace's `busy` column; meaningless on a real cluster.
+SIM_GPU_BUSY_ANNOTATION = f"sim.{PREFIX}/gpu-busy"
+SIM_GPU_BUSY_DEFAULT = 1.0
 
 # Security (issue 18): image provenance, job cleanup and identity.
 # The registries a team's pods may pull from (comma separated: the platform-wide images.allowedRegistries

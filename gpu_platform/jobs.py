@@ -91,6 +91,8 @@ class JobRequest:
     kind: str = "job"
     # LeaderWorkerSet groups (serving replicas); each group is `nodes` pods.
     replicas: int = 1
+    # On simulated nodes: the fraction of the time the pods keep their GPUs busy (conventions.SIM_GPU_BUSY_ANNOTATION).
+    gpu_busy: float | None = None
 
 
 def duration_seconds(value: str) -> int:
@@ -145,6 +147,9 @@ def check(plan: Plan, req: JobRequest) -> tuple[TeamPlan, PoolPlan, str]:
     if req.name is not None and not cv.DNS1123_LABEL.match(req.name):
         raise JobError(f"name {req.name!r} is not a DNS-1123 label (lowercase letters, digits and '-')")
     duration_seconds(req.duration)
+    if req.gpu_busy is not None and not 0.0 <= req.gpu_busy <= 1.0:
+        raise JobError(f"gpu-busy {req.gpu_busy!r} is not a fraction of the time in 0..1 (0.25 keeps the GPUs busy a "
+                       "quarter of the time)")
     problem = images.image_problem(req.image or DEFAULT_IMAGE, team.allowed_registries, plan.require_image_digests)
     if problem:
         raise JobError(problem + ("" if req.image else " (pass --image)"))
@@ -280,6 +285,8 @@ def gpu_pod(plan: Plan, team: TeamPlan, pool: PoolPlan, namespace: str, req: Job
         pod_spec["securityContext"]["fsGroup"] = mounts.fs_group
         pod_spec["securityContext"]["fsGroupChangePolicy"] = mounts.fs_group_change_policy
     pod_annotations = {cv.SIM_DURATION_ANNOTATION: f"{seconds}s"}
+    if req.gpu_busy is not None:
+        pod_annotations[cv.SIM_GPU_BUSY_ANNOTATION] = f"{req.gpu_busy:g}"
     if pool.topology is not None:
         pod_annotations[cv.TAS_PREFERRED_TOPOLOGY_ANNOTATION] = cv.TAS_PREFERRED_LEVEL
     return GpuPod(pod_labels, pod_annotations, container, pod_spec)

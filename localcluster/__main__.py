@@ -21,7 +21,8 @@ from gpu_platform.kueue_config import local_controller_config
 from gpu_platform.nodes import fake_nodes
 from gpu_platform.spec import SpecError
 
-from . import autoscaler, kueue, kwok, nodes, workloads
+from . import autoscaler, kueue, kwok, nodes, prometheus, telemetry, workloads
+from .api import Client
 
 
 def _plan(stack: str):
@@ -135,6 +136,22 @@ def cmd_scheduler_config(args: argparse.Namespace) -> str:
     return "kube-scheduler configuration"
 
 
+def cmd_prometheus_config(args: argparse.Namespace) -> str:
+    plan = _plan(args.stack)
+    client = Client.from_kubeconfig(Path(args.kubeconfig)) if args.kubeconfig else None
+    written = prometheus.write(plan, Path(args.out), kueue_metrics=args.kueue_metrics, telemetry=args.telemetry,
+                               prometheus=args.prometheus, karpenter_metrics=args.karpenter_metrics or None,
+                               client=client)
+    return f"Prometheus of stack {args.stack}: {', '.join(p.name for p in written)} in {args.out}"
+
+
+def cmd_gpu_telemetry(args: argparse.Namespace) -> str:
+    host, _, port = args.listen.rpartition(":")
+    telemetry.serve(_plan(args.stack), Path(args.kubeconfig), host or "127.0.0.1", int(port), args.refresh,
+                    log=lambda m: print(m, file=sys.stderr, flush=True))
+    return ""
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m localcluster", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -196,6 +213,21 @@ def parser() -> argparse.ArgumentParser:
     sc.add_argument("--kubeconfig", required=True)
     sc.add_argument("--out", required=True)
     sc.set_defaults(func=cmd_scheduler_config)
+    pc = sub.add_parser("prometheus-config", help="the local Prometheus: prometheus.yml, the stack's rule file and "
+                                                 "the scrape token in --out")
+    pc.add_argument("--stack", required=True)
+    pc.add_argument("--kubeconfig", help="admin kubeconfig: creates the scraper's ServiceAccount and reads its token "
+                                         "(without it the token file is left as it is)")
+    pc.add_argument("--kueue-metrics", required=True, metavar="HOST:PORT", help="Kueue's metrics endpoint (HTTPS)")
+    pc.add_argument("--telemetry", required=True, metavar="HOST:PORT", help="the gpu-telemetry process")
+    pc.add_argument("--prometheus", required=True, metavar="HOST:PORT", help="where Prometheus itself listens")
+    pc.add_argument("--karpenter-metrics", default="", metavar="HOST:PORT", help="Karpenter's metrics endpoint")
+    pc.add_argument("--out", required=True)
+    pc.set_defaults(func=cmd_prometheus_config)
+    gt = sub.add_parser("gpu-telemetry", help="serve DCGM-shaped and kube-state-metrics-shaped series of the "
+                                              "simulated nodes (runs until stopped)")
+    telemetry.add_arguments(gt)
+    gt.set_defaults(func=cmd_gpu_telemetry)
     return p
 
 

@@ -83,6 +83,8 @@ class Session:
             "LOCAL_CLUSTER_STACK": str(self.config_file),
             # The replay submits batch Jobs: no workload controller (LOCAL_CLUSTER_WORKLOADS, local-cluster.md).
             "LOCAL_CLUSTER_WORKLOADS": self.workloads,
+            # Prometheus scrapes every 15 s: a compressed replay outruns it (what-if.md), so it is not started.
+            "LOCAL_CLUSTER_PROMETHEUS": "0",
             CACHE_ENV: str(CACHE),
             "KUBECONFIG": str(self.kubeconfig),
             "PULUMI_BACKEND_URL": f"file://{self.state / 'backend'}",

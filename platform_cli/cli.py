@@ -1,4 +1,4 @@
-"""`python -m platform_cli`: validate | plan | render | check | nodes | job | kueue-config | simulate | plugins | config-reference.
+"""`python -m platform_cli`: validate | plan | render | check | nodes | job | kueue-config | simulate | report | plugins | config-reference.
 
 Exit codes: 0 ok, 1 policy violations (check), 2 invalid input (bad config, bad YAML, missing file).
 No traceback reaches the user for any bad input: every error names the file or config path.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -100,7 +101,7 @@ def cmd_job(args: argparse.Namespace) -> int:
     _, plan = load_plan(args.stack, None)
     req = JobRequest(team=args.team, pool=args.pool, gpus=args.gpus, nodes=args.nodes, priority=args.priority,
                      image=args.image, duration=args.duration, name=args.name, namespace=args.namespace,
-                     kind=args.kind, replicas=args.replicas)
+                     kind=args.kind, replicas=args.replicas, gpu_busy=args.gpu_busy)
     try:
         objects = template(plan, req)
     except JobError as err:
@@ -140,6 +141,55 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from simulator.cli import run
 
     return run(args)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    import os
+
+    from localcluster.prometheus import local_url
+
+    from . import pending_work, usage_report as ur
+    from .prometheus_api import Prometheus, PrometheusError, amp_region, stderr_progress
+
+    _, plan = load_plan(args.stack, None)
+    state = Path(os.environ.get("LOCAL_CLUSTER_DIR") or Path(__file__).resolve().parents[1] / ".local" / "cluster")
+    url = args.prometheus or os.environ.get("GPU_PLATFORM_PROMETHEUS_URL") or local_url(state)
+    if not url:
+        raise InputError(f"no --prometheus URL, no GPU_PLATFORM_PROMETHEUS_URL, and no local cluster in {state} "
+                         "(scripts/local-cluster start runs one with its Prometheus)")
+    region = None
+    if args.sigv4 is not None:
+        region = amp_region(url) if args.sigv4 == "auto" else args.sigv4
+        if region is None:
+            raise InputError(f"--sigv4 without a region and {url} is not an Amazon Managed Service for Prometheus "
+                             "workspace URL (https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>): "
+                             "pass --sigv4 REGION")
+    since = ur.duration(args.since, "--since")
+    step = ur.duration(args.step, "--step") if args.step else None
+    end = ur.timestamp(args.at, "--at") if args.at else time.time()
+    prom = Prometheus(url, bearer_token_file=Path(args.bearer_token_file) if args.bearer_token_file else None,
+                      sigv4_region=region, progress=stderr_progress)
+    kubeconfig = Path(args.kubeconfig) if args.kubeconfig else (
+        None if os.environ.get("KUBECONFIG") or not (state / "admin.kubeconfig").exists() else state / "admin.kubeconfig")
+    pending = None if args.no_pending else (lambda: pending_work.read(plan, kubeconfig))
+    try:
+        report = ur.build(prom, plan, ur.window(end, since, step), pending)
+    except (PrometheusError, ur.NoData) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_INVALID
+    label = Path(args.stack).stem.removeprefix("Pulumi.") if "/" in args.stack else args.stack
+    if args.format == "json":
+        sys.stdout.write(ur.to_json(report) + "\n")
+    else:
+        sys.stdout.write(ur.text(report, label, markdown=args.format == "markdown"))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.json").write_text(ur.to_json(report))
+        (out / "report.md").write_text(ur.text(report, label, markdown=True))
+        written = ur.plots(report, out, label)
+        print(f"wrote report.json, report.md, {', '.join(p.name for p in written)} to {out}", file=sys.stderr)
+    return EXIT_OK
 
 
 def cmd_config_reference(args: argparse.Namespace) -> int:
@@ -197,6 +247,9 @@ def parser() -> argparse.ArgumentParser:
     j.add_argument("--priority", help="a platform priority the team is granted")
     j.add_argument("--image", help="container image (default: a shell image that sleeps for --duration)")
     j.add_argument("--duration", default="10m", help="how long the job runs (90s, 10m, 2h)")
+    j.add_argument("--gpu-busy", type=float, metavar="FRACTION",
+                   help="simulated nodes: the fraction of the time the pods keep their GPUs busy, 0..1 "
+                        "(default: all the time); what the live cluster's GPU telemetry reports")
     j.add_argument("--name", help="Job name (default: <pool>-<random>)")
     j.add_argument("--namespace", help="one of the team's namespaces (default: its first)")
     j.add_argument("--output", choices=["yaml", "json"], default="yaml")
@@ -208,6 +261,24 @@ def parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="replay a workload trace through the live local platform and report")
     _simulate_arguments(sim)
     sim.set_defaults(func=cmd_simulate)
+    rp = sub.add_parser("report", help="a running platform's useful work from its Prometheus: allocated, busy and idle "
+                                       "GPU-hours per team and pool, failed and preempted runs, waits, requeues, "
+                                       "pending reasons, cost per finished job (docs/report.md)")
+    rp.add_argument("--stack", required=True, help="the stack the cluster runs (its plan names teams, pools, prices)")
+    rp.add_argument("--prometheus", metavar="URL", help="Prometheus (or Amazon Managed Service for Prometheus "
+                    "workspace) URL; default $GPU_PLATFORM_PROMETHEUS_URL, else the local cluster's")
+    rp.add_argument("--since", default="24h", help="the window before --at (90m, 24h, 7d; default 24h)")
+    rp.add_argument("--at", help="the window's end, RFC 3339 or unix seconds (default now)")
+    rp.add_argument("--step", help="sample spacing (default 60s, the recording rules'; grows for long windows)")
+    rp.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    rp.add_argument("--out", metavar="DIR", help="also write report.json, report.md and the PNG plots there")
+    rp.add_argument("--kubeconfig", help="for the pending workloads (default $KUBECONFIG, else the local cluster's)")
+    rp.add_argument("--no-pending", action="store_true", help="do not read the pending workloads from the API server")
+    rp.add_argument("--bearer-token-file", help="send this token to Prometheus (Authorization: Bearer)")
+    rp.add_argument("--sigv4", nargs="?", const="auto", metavar="REGION",
+                    help="sign queries with AWS SigV4 (Amazon Managed Service for Prometheus) using the default AWS "
+                         "credential chain; the region defaults to the workspace URL's")
+    rp.set_defaults(func=cmd_report)
     cr = sub.add_parser("config-reference",
                         help="write docs/config-reference.md and the JSON Schemas from the spec models")
     cr.add_argument("--check", action="store_true", help="exit 1 when a committed file differs, write nothing")

@@ -39,6 +39,10 @@ from typing import Any
 
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
+from gpu_platform.useful_work import (
+    at as _at, cost_key, cost_summary, integrate as _integrate, jain as _jain, percentile, step_integral as _step_integral,
+    steps as _steps,
+)
 
 from . import fidelity
 from .replay import Run
@@ -91,65 +95,6 @@ def intervals(run: Run, held: bool = False) -> list[Interval]:
     for job, (start, flavor, units) in open_.items():
         out.append(Interval(job, run.jobs[job].team, flavor, units, start, run.horizon, "running"))
     return [iv for iv in out if iv.start < run.horizon]
-
-
-def _step_integral(points: list[tuple[float, float]], a: float, b: float) -> float:
-    """Integral over [a, b] of a step function given as (time, value from then on), sorted by time."""
-    total, value, t_prev = 0.0, 0.0, a
-    for t, v in points:
-        if t > b:
-            break
-        if t > a:
-            total += value * (t - t_prev)
-            t_prev = t
-        value = v
-    return total + value * max(0.0, b - t_prev)
-
-
-def _integrate(points: list[tuple[float, float]], H: float, f=lambda v: v) -> float:
-    """Integral over [0, H] of f(step function)."""
-    total, value, t_prev = 0.0, 0.0, 0.0
-    for t, v in points:
-        t = min(max(t, 0.0), H)
-        total += f(value) * (t - t_prev)
-        t_prev, value = t, v
-    return total + f(value) * max(0.0, H - t_prev)
-
-
-def _steps(deltas: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    out: list[tuple[float, float]] = []
-    level = 0.0
-    for t, d in sorted(deltas):
-        level += d
-        if out and out[-1][0] == t:
-            out[-1] = (t, level)
-        else:
-            out.append((t, level))
-    return out
-
-
-def _at(points: list[tuple[float, float]], t: float) -> float:
-    value = 0.0
-    for tp, v in points:
-        if tp > t:
-            break
-        value = v
-    return value
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (the smallest value with at least q of the values at or below it)."""
-    if not values:
-        return None
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
-
-
-def _jain(xs: list[float]) -> float | None:
-    xs = [x for x in xs if x is not None]
-    if not xs or not any(xs):
-        return None
-    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
 
 
 def compute(run: Run, plan: Plan) -> dict[str, Any]:
@@ -274,22 +219,17 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         queue_series[t.name] = [int(_at(q, tt)) for tt in grid]
 
     # ---- cost --------------------------------------------------------------------------------------
-    cost = {"useful_usd": 0.0, "lost_usd": 0.0, "running_usd": 0.0, "idle_usd": 0.0, "spare_usd": 0.0}
+    usd = {"useful_usd": 0.0, "lost_usd": 0.0, "running_usd": 0.0, "idle_usd": 0.0, "spare_usd": 0.0}
     for iv in ivs:
         p = pools.get(iv.flavor)
         if p is None:
             continue
-        usd = iv.unit_seconds / 3600 * p.usd_per_node_hour / p.units_per_node
-        key = {"finished": "useful_usd", "running": "running_usd"}.get(iv.ended, "lost_usd")
-        cost[key] += usd
+        usd[cost_key(iv.ended)] += iv.unit_seconds / 3600 * p.usd_per_node_hour / p.units_per_node
     for p in plan.pools:
-        cost["idle_usd"] += pool_report[p.name]["idle_gpu_hours"] * p.units_per_gpu * p.usd_per_node_hour / p.units_per_node
-        cost["spare_usd"] += run.spares.get(p.name, 0) * p.usd_per_node_hour * H / 3600
-    total = sum(cost.values())
+        usd["idle_usd"] += pool_report[p.name]["idle_gpu_hours"] * p.units_per_gpu * p.usd_per_node_hour / p.units_per_node
+        usd["spare_usd"] += run.spares.get(p.name, 0) * p.usd_per_node_hour * H / 3600
     done = sum(1 for r in finished.values() if r == "Succeeded")
-    cost = {k: round(v, 2) for k, v in cost.items()}
-    cost["total_usd"] = round(total, 2)
-    cost["usd_per_finished_job"] = round(total / done, 2) if done else None
+    cost = cost_summary(usd, done)
 
     return {
         "horizon_h": round(H / 3600, 3),

@@ -161,7 +161,8 @@ def objects_for(plan: Plan, j: TraceJob, index: int, speed: float, name: str | N
     (A corrected replay gives each pod an end time instead; the run time stays as the fallback, never
     sooner than that end.) The toleration of a lost node is compressed too."""
     objs = job(plan, JobRequest(team=j.team, pool=j.pool, gpus=j.units, nodes=j.pods, priority=j.priority,
-                                duration=f"{max(1, round(j.duration))}s", name=name or job_name(index)))
+                                duration=f"{max(1, round(j.duration))}s", name=name or job_name(index),
+                                gpu_busy=j.busy))
     spec = objs[0]["spec"]
     meta = spec["template"]["metadata"]
     meta["annotations"][cv.SIM_DURATION_ANNOTATION] = compressed_duration(j, speed)

@@ -11,6 +11,7 @@ Fields (README, "What-if simulation", trace format):
     priority  a priority the team is granted (optional)
     outcome   succeeded (default) or failed: a failed job's pods fail when its duration is up
     name      a label for the job in reports (optional)
+    busy      the fraction of the time its pods keep their GPUs busy, 0..1 (optional; default all the time)
 
 A trace is checked whole before anything starts: every problem is reported with its line number and
 what would be valid, and a bad trace starts nothing.
@@ -29,7 +30,7 @@ from typing import Any, Iterable
 from gpu_platform.jobs import JobError, JobRequest, NeverAdmitted, check
 from gpu_platform.plan import Plan
 
-FIELDS = ("submit", "team", "pool", "units", "pods", "duration", "priority", "outcome", "name")
+FIELDS = ("submit", "team", "pool", "units", "pods", "duration", "priority", "outcome", "name", "busy")
 OUTCOMES = ("succeeded", "failed")
 REQUIRED = ("submit", "team", "pool", "units", "duration")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -48,6 +49,7 @@ class TraceJob:
     priority: str | None = None
     outcome: str = "succeeded"
     name: str | None = None
+    busy: float | None = None
 
     @property
     def total_units(self) -> int:
@@ -140,6 +142,7 @@ def parse(text: str, plan: Plan, source: str = "trace") -> list[TraceJob]:
             duration = seconds(raw["duration"])
             units = int(raw["units"])
             pods = int(raw.get("pods", 1))
+            busy = float(raw["busy"]) if raw.get("busy") not in (None, "") else None
         except (TypeError, ValueError) as err:
             problems.append(f"{where}: {err}")
             continue
@@ -155,7 +158,7 @@ def parse(text: str, plan: Plan, source: str = "trace") -> list[TraceJob]:
             continue
         job = TraceJob(line, submit, str(raw["team"]), str(raw["pool"]), units, pods, duration,
                        str(raw["priority"]) if raw.get("priority") else None, outcome,
-                       str(raw["name"]) if raw.get("name") else None)
+                       str(raw["name"]) if raw.get("name") else None, busy)
         problem = _check_against_plan(job, plan)
         if problem:
             problems.append(f"{where}: {problem}")
@@ -177,7 +180,8 @@ def _check_against_plan(job: TraceJob, plan: Plan) -> str | None:
     "Ever hold" is the plan's reach (gpu_platform.quota_reach), what Kueue's cohort tree can really give the
     team under its siblings' lending limits: a job above it would wait forever, so the replay never starts."""
     try:
-        check(plan, JobRequest(team=job.team, pool=job.pool, gpus=job.units, nodes=job.pods, priority=job.priority))
+        check(plan, JobRequest(team=job.team, pool=job.pool, gpus=job.units, nodes=job.pods, priority=job.priority,
+                               gpu_busy=job.busy))
     except NeverAdmitted as err:
         return err.message(TRACE_SHAPE)
     except JobError as err:
@@ -199,5 +203,5 @@ def dump_csv(jobs: Iterable[TraceJob]) -> str:
     w.writerow(FIELDS)
     for j in jobs:
         w.writerow([f"{j.submit:.1f}", j.team, j.pool, j.units, j.pods, f"{j.duration:.1f}", j.priority or "", j.outcome,
-                    j.name or ""])
+                    j.name or "", "" if j.busy is None else f"{j.busy:g}"])
     return out.getvalue()

@@ -118,6 +118,7 @@ def cluster_env(state: Path, apiserver_port: str, etcd_port: str,
         # No workload controller unless a test asks ("" runs the stack's): they cost start time and CPU, and
         # only the live layer's tests use them (tests/live/conftest.py).
         "LOCAL_CLUSTER_WORKLOADS": "none",
+        "LOCAL_CLUSTER_PROMETHEUS": "0",
         **(extra or {}),
     })
     return env

@@ -24,6 +24,7 @@ from gpu_platform import conventions as cv
 from gpu_platform.stack_files import load_plan
 from gpu_platform.jobs import JobRequest, job
 from gpu_platform.plan import Plan
+from localcluster.prometheus import local_url
 from tests.conftest import ROOT
 from tests.realtools import (
     CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, Cluster, Engine, new_engine, require, run, running_cluster,
@@ -75,6 +76,8 @@ class Live:
     cluster: Cluster
     plan: Plan
     users: dict[str, Path] = field(default_factory=dict)
+    # The cluster's Prometheus (scripts/local-cluster: cluster.env PROMETHEUS_PORT).
+    prometheus_url: str = ""
 
     def team(self, name: str):
         return next(t for t in self.plan.teams if t.name == name)
@@ -163,7 +166,9 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     extra = {"LOCAL_CLUSTER_STACK": str(stack_file),
              "LOCAL_CLUSTER_PODS_READY_TIMEOUT": f"{PODS_READY_TIMEOUT_SECONDS}s",
              # the workload controllers the stack installs (all four): tests/live/test_workloads.py
-             "LOCAL_CLUSTER_WORKLOADS": ""}
+             "LOCAL_CLUSTER_WORKLOADS": "",
+             # Prometheus and the GPU telemetry: tests/live/test_report.py
+             "LOCAL_CLUSTER_PROMETHEUS": "1"}
     with running_cluster(tmp / "cluster", LIVE_APISERVER_PORT, LIVE_ETCD_PORT, "live", extra) as cluster:
         engine: Engine = new_engine(tmp / "backend")
         engine.ensure_stack(STACK, stack_file)
@@ -171,7 +176,9 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         engine.timed("pulumi up (live stack)", "up", "--yes", "--stack", STACK, "--config-file", str(stack_file),
                      extra_env=env)
         plan = load_plan(None, str(stack_file))[1]
-        lv = Live(cluster=cluster, plan=plan)
+        prometheus_url = local_url(cluster.state)
+        assert prometheus_url, "the live cluster runs no Prometheus (LOCAL_CLUSTER_PROMETHEUS)"
+        lv = Live(cluster=cluster, plan=plan, prometheus_url=prometheus_url)
         for team in plan.teams:
             lv.users[team.name] = cluster.user(f"{team.name}-member", team.member_groups[0])
         # Kueue marks the queues Active once it has seen their flavors and cohorts.

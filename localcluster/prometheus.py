@@ -1,0 +1,161 @@
+"""The live local cluster's Prometheus: its configuration, the platform's rule files and its scrape identity.
+
+Prometheus (scripts/tools/prometheus.sh: the github.com/prometheus/prometheus module at the promtool release)
+runs as a host process of scripts/local-cluster, like Kueue. It scrapes:
+
+- Kueue's metrics endpoint on loopback. Kueue serves it over HTTPS with a certificate of its own (self-signed
+  by controller-runtime when internal certificate management is on) and lets a request in only with a bearer
+  token that a TokenReview accepts and a SubjectAccessReview allows to `get` the non-resource URL /metrics
+  (kueue v0.19.2 cmd/kueue/main.go: metricsserver.Options SecureServing, FilterProvider
+  filters.WithAuthenticationAndAuthorization; controller-runtime pkg/metrics/filters/filters.go takes tokens
+  only, no client certificates). So the scraper is a ServiceAccount with a token Secret and a ClusterRole for
+  /metrics, as kube-prometheus-stack's Prometheus is on a real cluster, and TLS is not verified, as the
+  stack's own Kueue ServiceMonitor does (components/monitoring.kueue_service_monitor_spec);
+- the GPU telemetry process (localcluster/telemetry.py): one dcgm-exporter target per simulated GPU node
+  through HTTP service discovery, and the kube-state-metrics families the rules read; both with
+  honor_labels, as the GPU Operator's ServiceMonitor (components/gpu_operator: honorLabels) and
+  kube-prometheus-stack's kube-state-metrics ServiceMonitor set it;
+- Karpenter's metrics (plain HTTP) and Prometheus itself.
+
+Its rule file is the PrometheusRule the stack deploys, rendered from the plan: components/alerts.rule_file,
+the same groups tests/promtool checks and the Monitoring component puts in the PrometheusRule's spec.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components import alerts
+from components.monitoring import KUEUE_CHART_NAME
+from gpu_platform import conventions as cv
+from gpu_platform.plan import Plan
+
+from .api import ApiError, Client
+
+SCRAPE_INTERVAL = "15s"
+EVALUATION_INTERVAL = "15s"
+RULE_FILE = "gpu-platform.rules.yaml"
+TOKEN_FILE = "scrape.token"
+CONFIG_FILE = "prometheus.yml"
+# The scraper's identity: a ServiceAccount in kube-system (present before any stack is deployed), its
+# long-lived token Secret (filled by kube-controller-manager's token controller) and the ClusterRole a
+# Prometheus needs for endpoints that authorize /metrics (kube-prometheus-stack's prometheus ClusterRole has
+# the same nonResourceURLs rule).
+SCRAPER = "gpu-platform-prometheus"
+SCRAPER_NAMESPACE = "kube-system"
+TOKEN_SECRET = f"{SCRAPER}-token"
+# Job names as a ServiceMonitor would give them (the Service's name): what dashboards and rules could filter on.
+KUEUE_JOB = f"{KUEUE_CHART_NAME}-controller-manager-metrics-service"
+KSM_JOB = "kube-state-metrics"
+KARPENTER_JOB = "karpenter"
+TOKEN_WAIT_SECONDS = 60
+
+
+def scraper_objects() -> list[dict[str, Any]]:
+    labels = {cv.MANAGED_BY: cv.MANAGED_BY_VALUE}
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": SCRAPER, "namespace": SCRAPER_NAMESPACE, "labels": labels}},
+        {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+         "metadata": {"name": TOKEN_SECRET, "namespace": SCRAPER_NAMESPACE, "labels": labels,
+                      "annotations": {"kubernetes.io/service-account.name": SCRAPER}}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": SCRAPER, "labels": labels},
+         "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": SCRAPER, "labels": labels},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": SCRAPER},
+         "subjects": [{"kind": "ServiceAccount", "name": SCRAPER, "namespace": SCRAPER_NAMESPACE}]},
+    ]
+
+
+_PATHS = {
+    "ServiceAccount": f"/api/v1/namespaces/{SCRAPER_NAMESPACE}/serviceaccounts",
+    "Secret": f"/api/v1/namespaces/{SCRAPER_NAMESPACE}/secrets",
+    "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+}
+
+
+def scrape_token(client: Client, timeout: float = TOKEN_WAIT_SECONDS) -> str:
+    """Create the scraper's objects (kept when they exist) and return its token once the token controller
+    has written it."""
+    import base64
+
+    for obj in scraper_objects():
+        try:
+            client.create(_PATHS[obj["kind"]], obj)
+        except ApiError as err:
+            if err.status != 409:
+                raise
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        secret = client.get(f"{_PATHS['Secret']}/{TOKEN_SECRET}")
+        token = (secret.get("data") or {}).get("token")
+        if token:
+            return base64.b64decode(token).decode()
+        time.sleep(0.5)
+    raise RuntimeError(f"no token in {SCRAPER_NAMESPACE}/{TOKEN_SECRET} after {timeout:.0f}s: is "
+                       "kube-controller-manager running with --service-account-private-key-file?")
+
+
+def config(*, kueue_metrics: str, telemetry: str, prometheus: str, karpenter_metrics: str | None,
+           token_file: Path, rule_file: Path) -> dict[str, Any]:
+    """prometheus.yml (Prometheus 3 configuration file format)."""
+    scrape: list[dict[str, Any]] = [
+        {"job_name": KUEUE_JOB, "scheme": "https", "tls_config": {"insecure_skip_verify": True},
+         "authorization": {"credentials_file": str(token_file)},
+         "static_configs": [{"targets": [kueue_metrics], "labels": {"namespace": cv.KUEUE_NAMESPACE}}]},
+        {"job_name": alerts.DCGM_JOB, "honor_labels": True,
+         "http_sd_configs": [{"url": f"http://{telemetry}/targets", "refresh_interval": SCRAPE_INTERVAL}]},
+        {"job_name": KSM_JOB, "honor_labels": True, "metrics_path": "/ksm/metrics",
+         "static_configs": [{"targets": [telemetry]}]},
+        {"job_name": "prometheus", "static_configs": [{"targets": [prometheus]}]},
+    ]
+    if karpenter_metrics:
+        scrape.append({"job_name": KARPENTER_JOB, "static_configs": [{"targets": [karpenter_metrics]}]})
+    return {
+        "global": {"scrape_interval": SCRAPE_INTERVAL, "evaluation_interval": EVALUATION_INTERVAL},
+        "rule_files": [str(rule_file)],
+        "scrape_configs": scrape,
+    }
+
+
+def write(plan: Plan, out: Path, *, kueue_metrics: str, telemetry: str, prometheus: str,
+          karpenter_metrics: str | None, client: Client | None) -> list[Path]:
+    """The rule file, the scrape token (when a client is given) and prometheus.yml, in `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    rules = out / RULE_FILE
+    rules.write_text(yaml.safe_dump(alerts.rule_file(plan), sort_keys=False))
+    token = out / TOKEN_FILE
+    token.touch(mode=0o600)  # Prometheus refuses a configuration naming a missing credentials file
+    token.chmod(0o600)
+    if client is not None:
+        token.write_text(scrape_token(client))
+    cfg = out / CONFIG_FILE
+    cfg.write_text(yaml.safe_dump(config(kueue_metrics=kueue_metrics, telemetry=telemetry, prometheus=prometheus,
+                                         karpenter_metrics=karpenter_metrics, token_file=token, rule_file=rules),
+                                  sort_keys=False))
+    return [cfg, rules, token]
+
+
+def local_url(state_dir: Path) -> str | None:
+    """The Prometheus of a running local cluster: the port scripts/local-cluster started it on (cluster.env
+    PROMETHEUS_PORT; none when the cluster runs without it)."""
+    env = state_dir / "cluster.env"
+    if not env.exists():
+        return None
+    for line in env.read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key == "PROMETHEUS_PORT" and value.strip().isdigit():
+            return f"http://127.0.0.1:{int(value)}"
+    return None
+    for line in env.read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key == "APISERVER_PORT" and value.strip().isdigit():
+            return f"http://127.0.0.1:{int(value) + offset}"
+    return None

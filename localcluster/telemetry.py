@@ -1,0 +1,491 @@
+"""GPU telemetry of the simulated nodes, shaped as a real cluster's exporters give it to Prometheus.
+
+The live local cluster has no GPUs, no dcgm-exporter and no kube-state-metrics (the Go module proxy serves no
+kube-state-metrics module to build), yet the platform's recording rules, alerts and dashboards read both. This
+process serves what those two would, from the API server's nodes, pods and Jobs, so the rules run unchanged
+and cannot tell (docs/report.md, "How the local cluster measures GPUs"):
+
+- per simulated GPU node, `/dcgm/<node>/metrics`: every DCGM field the stack asks dcgm-exporter for
+  (components/monitoring.DCGM_FIELDS), one series per GPU or MIG instance with dcgm-exporter's labels (gpu,
+  UUID, pci_bus_id, device, modelName, GPU_I_PROFILE/GPU_I_ID on MIG, Hostname, the `label` fields;
+  NVIDIA/dcgm-exporter internal/pkg/rendermetrics/render.go gpuMetricsFormat) and the pod attributes its
+  Kubernetes mapper adds (internal/pkg/transformation/kubernetes.go): namespace, pod, container of the pod
+  holding the device, and the allowlisted pod labels; under KUBERNETES_VIRTUAL_GPUS (on when the stack has a
+  time-sliced pool, components/gpu_operator.dcgm_exporter_env) one copy per replica a pod holds with `vgpu`,
+  no pod labels, and no series for a device nobody holds, as that mapper does. A failed node
+  (SIM_NODE_FAILED_ANNOTATION) answers 503: its exporter target is down;
+- `/targets`: Prometheus HTTP service discovery, one target per GPU node with the labels the GPU Operator's
+  ServiceMonitor gives an exporter pod's target (node, from the stack's relabeling; the exporter's own
+  namespace, pod and container, which honor_labels lets a workload's labels override);
+- `/ksm/metrics`: the kube-state-metrics families the rules read, with its names and labels
+  (kubernetes/kube-state-metrics internal/store/node.go, pod.go, job.go): kube_node_labels and kube_pod_labels
+  (only the labels of the stack's allowlist, components/alerts.KSM_METRIC_LABELS_ALLOWLIST),
+  kube_node_status_allocatable, kube_pod_status_phase, kube_pod_deletion_timestamp, kube_job_complete and
+  kube_job_failed;
+- `/healthz`: 200 once the first snapshot is read.
+
+How busy a GPU is comes from its pod: SIM_GPU_BUSY_ANNOTATION (the job template's --gpu-busy, a trace's busy
+column), SIM_GPU_BUSY_DEFAULT without it. A whole GPU or MIG instance shows its holder's fraction; a
+time-sliced GPU the sum over its pods of fraction x replicas held / replicas (capped at 1), so a team's busy
+GPU-hours come out as declared. Devices are given to pods in the order the pods are first seen, and kept
+until the pod ends (the device plugin's choice on a real node; here the lowest free index, and for replicas
+the least used GPU). Everything else a GPU reports (power, clocks, memory, temperature) follows its activity;
+error counters stay at zero.
+
+Why not KWOK's Metric resource (kwok.x-k8s.io/v1alpha1, sigs.k8s.io/kwok v0.8.0 pkg/apis/v1alpha1/
+metric_types.go, pkg/kwok/metrics/metrics.go): it renders one series per node, pod or container
+(`dimension`), with CEL over that one object. A GPU series is per device, so an 8-GPU pod would need eight
+series; which devices a pod holds depends on the other pods of its node, which CEL never sees; and
+unallocated GPUs must report too. None of that fits a per-object expression.
+"""
+
+from __future__ import annotations
+
+import argparse
+import calendar
+import json
+import math
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from components.alerts import DCGM_JOB, KSM_METRIC_LABELS_ALLOWLIST, ksm_label, ksm_resource, prom_label
+from components.gpu_operator import dcgm_exporter_env
+from components.monitoring import DCGM_FIELDS, DcgmField
+from gpu_platform import catalog, conventions as cv
+from gpu_platform.plan import Plan, PoolPlan
+
+from .api import Client
+
+REFRESH_SECONDS = 5.0
+# The GPU Operator's dcgm-exporter: its namespace, container and port (gpu-operator assets/state-dcgm-exporter;
+# the Service port is named gpu-metrics, 9400), what a target's own labels are before honor_labels.
+EXPORTER_NAMESPACE = cv.GPU_OPERATOR_NAMESPACE
+EXPORTER_CONTAINER = "nvidia-dcgm-exporter"
+EXPORTER_ENDPOINT = "gpu-metrics"
+# The driver the emulated GPUs report (a `label` field): a current R570 data-center driver string.
+DRIVER_VERSION = "570.148.08"
+# Board power of the emulated models at idle and at full activity (W): what DCGM_FI_DEV_POWER_USAGE follows.
+IDLE_WATTS, BUSY_WATTS = 70.0, 650.0
+PHASES = ("Pending", "Succeeded", "Failed", "Unknown", "Running")  # kube_pod_status_phase, KSM's order
+HOLDING_PHASES = ("Pending", "Running")  # a pod holds its devices from admission by the kubelet to its end
+
+
+def _allowlist(kind: str) -> tuple[str, ...]:
+    """The label keys kube-state-metrics exports for a kind (`nodes=[a,b]` in its --metric-labels-allowlist)."""
+    for entry in KSM_METRIC_LABELS_ALLOWLIST:
+        name, _, keys = entry.partition("=")
+        if name == kind:
+            return tuple(k for k in keys.strip("[]").split(",") if k)
+    return ()
+
+
+NODE_LABELS = _allowlist("nodes")
+POD_LABELS = _allowlist("pods")
+
+
+def busy_fraction(pod: Mapping[str, Any]) -> float:
+    """The pod's declared busy fraction (SIM_GPU_BUSY_ANNOTATION), clamped to 0..1; the default when absent or
+    not a number (the job template refuses such values; a hand-written pod may carry anything)."""
+    raw = (pod.get("metadata", {}).get("annotations") or {}).get(cv.SIM_GPU_BUSY_ANNOTATION)
+    try:
+        value = float(raw) if raw is not None else cv.SIM_GPU_BUSY_DEFAULT
+    except ValueError:
+        return cv.SIM_GPU_BUSY_DEFAULT
+    return min(1.0, max(0.0, value)) if math.isfinite(value) else cv.SIM_GPU_BUSY_DEFAULT
+
+
+def quantity(value: str | int | float) -> float:
+    """A Kubernetes quantity as a number (the suffixes node allocatable and pod requests use)."""
+    s = str(value)
+    for suffix, factor in (("Ki", 2**10), ("Mi", 2**20), ("Gi", 2**30), ("Ti", 2**40), ("m", 1e-3), ("k", 1e3),
+                           ("M", 1e6), ("G", 1e9)):
+        if s.endswith(suffix):
+            return float(s[: -len(suffix)]) * factor
+    return float(s)
+
+
+def _requested(pod: Mapping[str, Any], resource: str) -> tuple[int, str | None]:
+    """(units of `resource` the pod's containers ask for, the first such container's name)."""
+    total, first = 0, None
+    for c in pod.get("spec", {}).get("containers", []):
+        res = c.get("resources") or {}
+        n = int(quantity((res.get("limits") or {}).get(resource) or (res.get("requests") or {}).get(resource) or 0))
+        if n and first is None:
+            first = c["name"]
+        total += n
+    return total, first
+
+
+@dataclass
+class Entity:
+    """One DCGM entity: a GPU, or a MIG instance of one, and the pods holding its slots."""
+
+    gpu: int
+    uuid: str
+    instance: int | None       # GPU_I_ID of a MIG instance
+    slots: int                 # 1, or the time-slicing replicas
+    holders: list[str] = field(default_factory=list)   # pod uids, one per slot held
+    energy_mj: float = 0.0
+
+
+@dataclass
+class Holder:
+    uid: str
+    namespace: str
+    name: str
+    container: str
+    labels: Mapping[str, str]
+    busy: float
+
+
+class GpuNode:
+    """A simulated GPU node's devices and who holds them."""
+
+    def __init__(self, name: str, pool: PoolPlan):
+        self.name, self.pool = name, pool
+        self.model = catalog.ACCELERATORS[pool.accelerator].model
+        self.memory_mib = catalog.ACCELERATORS[pool.accelerator].memory_gb * 1024
+        per_gpu = pool.units_per_gpu if pool.sharing_mode == "mig" else 1
+        slots = pool.units_per_gpu if pool.sharing_mode == "time-slicing" else 1
+        self.entities = [
+            Entity(g, f"GPU-{uuid.uuid5(uuid.NAMESPACE_URL, f'gpu-platform/{name}/gpu/{g}')}",
+                   (i + 1) if pool.sharing_mode == "mig" else None, slots)
+            for g in range(pool.gpus_per_node) for i in range(per_gpu)
+        ]
+        self.holders: dict[str, Holder] = {}
+
+    def hold(self, holder: Holder, units: int) -> None:
+        """Give a new pod `units` slots: the lowest free ones, or for replicas the least used GPUs."""
+        self.holders[holder.uid] = holder
+        for _ in range(units):
+            free = [e for e in self.entities if len(e.holders) < e.slots]
+            if not free:
+                return
+            e = min(free, key=lambda x: (len(x.holders), x.gpu, x.instance or 0)) if self.shared else free[0]
+            e.holders.append(holder.uid)
+
+    def release(self, uid: str) -> None:
+        self.holders.pop(uid, None)
+        for e in self.entities:
+            e.holders = [h for h in e.holders if h != uid]
+
+    @property
+    def shared(self) -> bool:
+        return self.pool.sharing_mode == "time-slicing"
+
+    def active(self, e: Entity) -> float:
+        """Graphics-engine activity of an entity: its holder's fraction, or on a time-sliced GPU the pods'
+        fractions weighted by the replicas they hold (useful_work's busy GPUs come out as declared)."""
+        if not e.holders:
+            return 0.0
+        if self.shared:
+            return min(1.0, sum(self.holders[h].busy for h in e.holders) / e.slots)
+        return self.holders[e.holders[0]].busy
+
+    def tick(self, seconds: float) -> None:
+        for e in self.entities:
+            e.energy_mj += self.power(e) * seconds * 1000
+
+    def power(self, e: Entity) -> float:
+        share = 1.0 / (self.pool.units_per_gpu if self.pool.sharing_mode == "mig" else 1)
+        return (IDLE_WATTS + (BUSY_WATTS - IDLE_WATTS) * self.active(e)) * share
+
+
+def _field_value(node: GpuNode, e: Entity, f: DcgmField) -> float:
+    """What a field reads on an emulated device: activity-driven for utilization, memory, clocks, power and
+    temperature; zero for every error, violation and link counter."""
+    a = node.active(e)
+    memory = node.memory_mib / (node.pool.units_per_gpu if node.pool.sharing_mode == "mig" else 1)
+    used = (0.1 + 0.8 * a) * memory if e.holders else 0.0
+    values: dict[str, float] = {
+        "DCGM_FI_DEV_GPU_UTIL": round(100 * a),
+        "DCGM_FI_DEV_MEM_COPY_UTIL": round(40 * a),
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE": a,
+        "DCGM_FI_PROF_SM_ACTIVE": 0.95 * a,
+        "DCGM_FI_PROF_SM_OCCUPANCY": 0.5 * a,
+        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": 0.6 * a,
+        "DCGM_FI_PROF_DRAM_ACTIVE": 0.4 * a,
+        "DCGM_FI_DEV_FB_USED": round(used),
+        "DCGM_FI_DEV_FB_FREE": round(memory - used),
+        "DCGM_FI_DEV_SM_CLOCK": round(1095 + 885 * a),
+        "DCGM_FI_DEV_MEM_CLOCK": 2619,
+        "DCGM_FI_DEV_POWER_USAGE": round(node.power(e), 3),
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": round(e.energy_mj),
+        "DCGM_FI_DEV_GPU_TEMP": round(32 + 40 * a),
+        "DCGM_FI_DEV_MEMORY_TEMP": round(34 + 44 * a),
+        "DCGM_FI_PROF_NVLINK_TX_BYTES": 0.0,
+        "DCGM_FI_PROF_PCIE_TX_BYTES": round(2e8 * a),
+        "DCGM_FI_PROF_PCIE_RX_BYTES": round(8e8 * a),
+    }
+    return values.get(f.name, 0.0)
+
+
+def _labels(pairs: Iterable[tuple[str, str]]) -> str:
+    return ",".join(f'{k}="{_escape(v)}"' for k, v in pairs)
+
+
+def _escape(v: str) -> str:
+    return str(v).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() and abs(v) < 1e15 else repr(float(v))
+
+
+# Families dcgm-exporter only emits when there is something to say: the XID counts per XID seen in its window.
+EVENT_FIELDS = frozenset({"DCGM_EXP_XID_ERRORS_COUNT"})
+
+
+class Telemetry:
+    """The cluster as the exporters see it, refreshed from the API server's nodes, pods and Jobs."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.pools = plan.pools_by_name
+        self.virtual = any(e["name"] == "KUBERNETES_VIRTUAL_GPUS" and e["value"] == "true"
+                           for e in dcgm_exporter_env(plan))
+        self.gpu_nodes: dict[str, GpuNode] = {}
+        self.failed: set[str] = set()
+        self.nodes: list[dict[str, Any]] = []
+        self.pods: list[dict[str, Any]] = []
+        self.jobs: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.ready = False
+        self._last = time.monotonic()
+
+    def update(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], jobs: list[dict[str, Any]]) -> None:
+        now = time.monotonic()
+        with self.lock:
+            for n in self.gpu_nodes.values():
+                n.tick(now - self._last)
+            self._last = now
+            self.nodes, self.pods, self.jobs = nodes, pods, jobs
+            seen: set[str] = set()
+            self.failed = set()
+            for node in nodes:
+                meta = node["metadata"]
+                pool = self.pools.get((meta.get("labels") or {}).get(cv.POOL, ""))
+                if pool is None or (meta.get("annotations") or {}).get(cv.KWOK_NODE_ANNOTATION) != cv.KWOK_NODE_ANNOTATION_VALUE:
+                    continue
+                seen.add(meta["name"])
+                self.gpu_nodes.setdefault(meta["name"], GpuNode(meta["name"], pool))
+                if (meta.get("annotations") or {}).get(cv.SIM_NODE_FAILED_ANNOTATION) == "true":
+                    self.failed.add(meta["name"])
+            for name in set(self.gpu_nodes) - seen:
+                del self.gpu_nodes[name]
+            holding: dict[str, set[str]] = {name: set() for name in self.gpu_nodes}
+            for pod in pods:
+                node = self.gpu_nodes.get(pod.get("spec", {}).get("nodeName", ""))
+                if node is None or pod.get("status", {}).get("phase", "Pending") not in HOLDING_PHASES:
+                    continue
+                units, container = _requested(pod, node.pool.resource_name)
+                if not units:
+                    continue
+                meta = pod["metadata"]
+                holding[node.name].add(meta["uid"])
+                if meta["uid"] not in node.holders:
+                    node.hold(Holder(meta["uid"], meta["namespace"], meta["name"], container or "",
+                                     {k: v for k, v in (meta.get("labels") or {}).items() if k in POD_LABELS},
+                                     busy_fraction(pod)), units)
+            for name, node in self.gpu_nodes.items():
+                for uid in set(node.holders) - holding[name]:
+                    node.release(uid)
+            self.ready = True
+
+    # -----------------------------------------------------------------------------------------------
+    # dcgm-exporter
+
+    def targets(self, address: str) -> list[dict[str, Any]]:
+        """Prometheus HTTP SD: one target per GPU node, labelled as the operator's ServiceMonitor labels an
+        exporter pod's target (node from the stack's relabeling, components/gpu_operator.NODE_RELABELING)."""
+        with self.lock:
+            names = sorted(self.gpu_nodes)
+        return [{"targets": [address], "labels": {
+            "__metrics_path__": f"/dcgm/{name}/metrics",
+            "node": name,
+            "instance": f"{name}:9400",
+            "namespace": EXPORTER_NAMESPACE,
+            "pod": f"{DCGM_JOB}-{uuid.uuid5(uuid.NAMESPACE_URL, name).hex[:5]}",
+            "container": EXPORTER_CONTAINER,
+            "service": DCGM_JOB,
+            "endpoint": EXPORTER_ENDPOINT,
+        }} for name in names]
+
+    def dcgm(self, node_name: str) -> str | None:
+        """The node's exposition, None for a node that is not a simulated GPU node."""
+        with self.lock:
+            node = self.gpu_nodes.get(node_name)
+            if node is None:
+                return None
+            out: list[str] = []
+            label_fields = [f for f in DCGM_FIELDS if f.kind == "label"]
+            for f in DCGM_FIELDS:
+                if f.kind == "label":
+                    continue
+                out.append(f"# HELP {f.name} {f.help}")
+                out.append(f"# TYPE {f.name} {f.kind}")
+                if f.name in EVENT_FIELDS:
+                    continue
+                for e in node.entities:
+                    base = [("gpu", str(e.gpu)), ("UUID", e.uuid), ("pci_bus_id", f"00000000:{0x18 + 0x10 * e.gpu:02X}:00.0"),
+                            ("device", f"nvidia{e.gpu}"), ("modelName", node.model)]
+                    if e.instance is not None:
+                        base += [("GPU_I_PROFILE", node.pool.mig_profile or ""), ("GPU_I_ID", str(e.instance))]
+                    base.append(("Hostname", node.name))
+                    base += [(lf.name, DRIVER_VERSION if lf.name == "DCGM_FI_DRIVER_VERSION" else "") for lf in label_fields]
+                    value = _num(_field_value(node, e, f))
+                    for attrs in self._copies(node, e):
+                        out.append(f"{f.name}{{{_labels(base + attrs)}}} {value}")
+            return "\n".join(out) + "\n"
+
+    def _copies(self, node: GpuNode, e: Entity) -> list[list[tuple[str, str]]]:
+        """The pod attributes of each series an entity gives: one per holder slot under virtual GPUs (none
+        when unheld), else one series with its holder's attributes and allowlisted labels (or none)."""
+        if self.virtual:
+            out = []
+            for slot, uid in enumerate(e.holders):
+                h = node.holders[uid]
+                attrs = [("container", h.container), ("namespace", h.namespace), ("pod", h.name)]
+                if node.shared:
+                    attrs.append(("vgpu", str(slot)))
+                out.append(attrs)
+            return out
+        if not e.holders:
+            return [[]]
+        h = node.holders[e.holders[0]]
+        return [[("container", h.container), ("namespace", h.namespace), ("pod", h.name),
+                 *sorted((prom_label(k), v) for k, v in h.labels.items())]]
+
+    # -----------------------------------------------------------------------------------------------
+    # kube-state-metrics
+
+    def ksm(self) -> str:
+        with self.lock:
+            nodes, pods, jobs = self.nodes, self.pods, self.jobs
+        fam: dict[str, list[str]] = {}
+
+        def add(name: str, labels: list[tuple[str, str]], value: float) -> None:
+            fam.setdefault(name, []).append(f"{name}{{{_labels(labels)}}} {_num(value)}")
+
+        for n in nodes:
+            meta = n["metadata"]
+            node_labels = meta.get("labels") or {}
+            add("kube_node_labels", [("node", meta["name"]), *sorted((ksm_label(k), v) for k, v in node_labels.items()
+                                                                     if k in NODE_LABELS)], 1)
+            for res, q in sorted((n.get("status", {}).get("allocatable") or {}).items()):
+                unit = "core" if res == "cpu" else "byte" if res in ("memory", "ephemeral-storage") or res.startswith("hugepages-") else "integer"
+                add("kube_node_status_allocatable", [("node", meta["name"]), ("resource", ksm_resource(res)),
+                                                     ("unit", unit)], quantity(q))
+        for p in pods:
+            meta = p["metadata"]
+            ids = [("namespace", meta["namespace"]), ("pod", meta["name"]), ("uid", meta["uid"])]
+            add("kube_pod_labels", ids + sorted((ksm_label(k), v) for k, v in (meta.get("labels") or {}).items()
+                                                 if k in POD_LABELS), 1)
+            phase = p.get("status", {}).get("phase", "Pending")
+            for ph in PHASES:
+                add("kube_pod_status_phase", ids + [("phase", ph)], 1 if ph == phase else 0)
+            if meta.get("deletionTimestamp"):
+                add("kube_pod_deletion_timestamp", ids, _unix(meta["deletionTimestamp"]))
+        for j in jobs:
+            meta = j["metadata"]
+            for cond in j.get("status", {}).get("conditions") or []:
+                name = {"Complete": "kube_job_complete", "Failed": "kube_job_failed"}.get(cond.get("type"))
+                if name:
+                    for status in ("true", "false", "unknown"):
+                        add(name, [("namespace", meta["namespace"]), ("job_name", meta["name"]), ("condition", status)],
+                            1 if cond.get("status", "").lower() == status else 0)
+        helps = {
+            "kube_node_labels": "Kubernetes labels converted to Prometheus labels.",
+            "kube_node_status_allocatable": "The allocatable for different resources of a node that are available for scheduling.",
+            "kube_pod_labels": "Kubernetes labels converted to Prometheus labels.",
+            "kube_pod_status_phase": "The pods current phase.",
+            "kube_pod_deletion_timestamp": "Unix deletion timestamp",
+            "kube_job_complete": "The job has completed its execution.",
+            "kube_job_failed": "The job has failed its execution.",
+        }
+        out = []
+        for name, help_ in helps.items():
+            out += [f"# HELP {name} {help_}", f"# TYPE {name} gauge", *fam.get(name, [])]
+        return "\n".join(out) + "\n"
+
+
+def _unix(stamp: str) -> float:
+    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+
+
+_DCGM_PATH = re.compile(r"^/dcgm/([a-z0-9.-]+)/metrics$")
+
+
+def handler(telemetry: Telemetry, address: str) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            path = self.path.split("?", 1)[0]
+            if path == "/healthz":
+                self._send(200 if telemetry.ready else 503, "ok\n" if telemetry.ready else "starting\n")
+            elif not telemetry.ready:
+                self._send(503, "no snapshot of the cluster yet\n")
+            elif path == "/targets":
+                self._send(200, json.dumps(telemetry.targets(address)), "application/json")
+            elif path == "/ksm/metrics":
+                self._send(200, telemetry.ksm(), "text/plain; version=0.0.4")
+            elif (m := _DCGM_PATH.match(path)) is not None:
+                if m.group(1) in telemetry.failed:
+                    self._send(503, f"node {m.group(1)} has failed: its exporter does not answer\n")
+                    return
+                text = telemetry.dcgm(m.group(1))
+                self._send(404, f"no simulated GPU node {m.group(1)}\n") if text is None else \
+                    self._send(200, text, "text/plain; version=0.0.4")
+            else:
+                self._send(404, "paths: /healthz /targets /ksm/metrics /dcgm/<node>/metrics\n")
+
+        def _send(self, status: int, body: str, ctype: str = "text/plain") -> None:
+            data = body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
+            pass
+
+    return Handler
+
+
+def _items(client: Client, path: str) -> list[dict[str, Any]]:
+    return client.get(path).get("items") or []
+
+
+def serve(plan: Plan, kubeconfig: Path, host: str, port: int, refresh: float = REFRESH_SECONDS,
+          log: Callable[[str], None] = print) -> None:
+    """Serve until interrupted, reading the cluster every `refresh` seconds (an error is logged and the last
+    snapshot kept: a restarting API server must not take the GPUs' series away)."""
+    client = Client.from_kubeconfig(kubeconfig)
+    telemetry = Telemetry(plan)
+    server = ThreadingHTTPServer((host, port), handler(telemetry, f"{host}:{port}"))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    log(f"gpu telemetry on http://{host}:{port} (/targets, /ksm/metrics, /dcgm/<node>/metrics), "
+        f"{'virtual GPUs' if telemetry.virtual else 'one series per device'}")
+    try:
+        while True:
+            try:
+                telemetry.update(_items(client, "/api/v1/nodes"), _items(client, "/api/v1/pods"),
+                                 _items(client, "/apis/batch/v1/jobs"))
+            except (OSError, RuntimeError, ValueError) as err:
+                log(f"reading the cluster failed (keeping the last snapshot): {err}")
+            time.sleep(refresh)
+    finally:
+        server.shutdown()
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--stack", required=True)
+    p.add_argument("--kubeconfig", required=True, help="a kubeconfig that may list nodes, pods and Jobs")
+    p.add_argument("--listen", required=True, metavar="HOST:PORT")
+    p.add_argument("--refresh", type=float, default=REFRESH_SECONDS, help="seconds between reads of the cluster")
