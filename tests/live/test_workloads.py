@@ -113,22 +113,72 @@ def test_a_rayjob_puts_its_head_on_cpu_capacity_and_its_workers_on_the_pool(plat
     wait_for(lambda: live.usage("alpha", "train", "nvidia.com/gpu")[0] == 0, 90, "alpha's train quota released")
 
 
-@pytest.mark.parametrize("kind", ["jobset", "trainjob", "rayjob"])
-def test_tenants_cannot_submit_to_another_teams_pool(live: Live, kind: str) -> None:
-    """Refused by the tenant admission policy's team-pools rule, on the real API server, before any controller."""
-    objs = template(live.plan, JobRequest(team="alpha", pool="train", gpus=8, kind=kind, name=f"bad-{kind}", nodes=1))
-    stolen = json.loads(json.dumps(objs[-1]).replace(f'"{cv.POOL}": "train"', f'"{cv.POOL}": "mig"'))
-    out = live.create(stolen, as_team="alpha", check=False)
-    assert out.returncode != 0 and TENANT_POLICY in out.stderr and RULES["team-pools"] in out.stderr, out.stderr
+# A tenant's refusals, one per rule, for every new kind: (kind, team, pool, gpus per pod, pods). LeaderWorkerSets
+# are inference only: delta's shared pool.
+KINDS = [("jobset", "alpha", "train", 2, 2), ("trainjob", "alpha", "train", 8, 1), ("rayjob", "alpha", "train", 8, 1),
+         ("lws", "delta", "shared", 1, 2)]
 
 
-def test_a_jobset_with_a_host_path_is_refused(live: Live) -> None:
-    (obj,) = [o for o in template(live.plan, JobRequest(team="alpha", pool="train", gpus=2, kind="jobset",
-                                                       name="bad-hostpath", nodes=2)) if o["kind"] == "JobSet"]
-    pod = obj["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
-    pod["volumes"] = [{"name": "host", "hostPath": {"path": "/var/run"}}]
-    out = live.create(obj, as_team="alpha", check=False)
-    assert out.returncode != 0 and TENANT_POLICY in out.stderr and RULES["host-path"] in out.stderr, out.stderr
+def _pod_specs(obj: Any) -> list[dict[str, Any]]:
+    """Every pod spec inside an object (the same walk for every kind: each `spec` that has `containers`)."""
+    found: list[dict[str, Any]] = []
+    if isinstance(obj, dict):
+        if isinstance(obj.get("containers"), list):
+            found.append(obj)
+        for v in obj.values():
+            found += _pod_specs(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            found += _pod_specs(v)
+    return found
+
+
+def _wrong_queue(obj: dict[str, Any]) -> None:
+    obj["metadata"]["labels"][cv.QUEUE_NAME_LABEL] = "other"
+
+
+def _forged_priority(obj: dict[str, Any]) -> None:
+    obj["metadata"]["labels"][cv.PRIORITY_CLASS_LABEL] = "training"   # a platform priority neither team holds
+
+
+def _unlisted_image(obj: dict[str, Any]) -> None:
+    for spec in _pod_specs(obj):
+        for c in spec["containers"]:
+            c["image"] = "evil.example.com/miner:1"
+    if obj["kind"] == "TrainJob":                 # its trainer image, patched into the runtime's pod template
+        obj["spec"].setdefault("trainer", {})["image"] = "evil.example.com/miner:1"
+
+
+def _host_path(obj: dict[str, Any]) -> None:
+    for spec in _pod_specs(obj):
+        spec.setdefault("volumes", []).append({"name": "host", "hostPath": {"path": "/var/run"}})
+
+
+def _another_teams_pool(obj: dict[str, Any]) -> None:
+    for spec in _pod_specs(obj):
+        if spec.get("nodeSelector", {}).get(cv.POOL):
+            spec["nodeSelector"][cv.POOL] = "mig"
+
+
+REFUSALS = {"queue-name": _wrong_queue, "priority-label": _forged_priority, "image-registry": _unlisted_image,
+            "host-path": _host_path, "team-pools": _another_teams_pool}
+
+
+@pytest.mark.parametrize("kind,team,pool,gpus,nodes", KINDS, ids=[k[0] for k in KINDS])
+def test_every_refusal_of_a_new_kind_names_its_rule(live: Live, kind: str, team: str, pool: str, gpus: int,
+                                                    nodes: int) -> None:
+    """Refused on the real API server by the tenant admission policy, each by the rule it breaks, before any
+    controller sees the object."""
+    refused = {}
+    for rule, forge in REFUSALS.items():
+        objs = template(live.plan, JobRequest(team=team, pool=pool, gpus=gpus, kind=kind, name=f"bad-{rule}",
+                                              nodes=nodes))
+        (obj,) = [o for o in objs if o["kind"] not in ("Service", "PodDisruptionBudget")]
+        forge(obj)
+        out = live.kubectl("create", "--dry-run=server", "-f", "-", as_team=team, check=False, input=json.dumps(obj))
+        refused[rule] = out.returncode != 0 and TENANT_POLICY in out.stderr and RULES[rule] in out.stderr
+        assert refused[rule], f"{kind} with {rule} broken: {out.stderr or 'accepted'}"
+    assert sorted(refused) == sorted(REFUSALS)
 
 
 def test_production_inference_preempts_lower_priority_work_which_is_requeued_not_failed(platform: Live) -> None:
