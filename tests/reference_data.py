@@ -62,8 +62,8 @@ def reference_dir() -> Path:
 
 def _require(path: Path, env: str) -> Path:
     if not path.is_file():
-        why = located().problem or f"no {path.name} there"
-        raise FileNotFoundError(f"reference file {path} is missing ({why}); set {env} to a directory that has it")
+        raise FileNotFoundError(f"reference file {path} is missing: "
+                                + (located().problem or f"set {env} to a directory that has it"))
     return path
 
 

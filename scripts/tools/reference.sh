@@ -122,7 +122,7 @@ complete() {
 }
 
 # fetch_part PART OUT: copy PART's files into the tree OUT from upstream, else from the fallback; append a
-# line to OUT/SOURCES. When neither has them, log why and add PART to MISSING. Never called under || or if,
+# line to OUT/SOURCES. When neither has them, add PART and the upstream's failure to MISSING. Never called under || or if,
 # which would turn errexit off inside the upstream_<part> subshell too.
 MISSING=()
 fetch_part() {
@@ -154,7 +154,7 @@ fetch_part() {
     fi
     if [ "$rc" != 0 ]; then
       echo "$part MISSING (upstream: ${why:-exit 1})" >>"$out/SOURCES"
-      MISSING+=("$part")
+      MISSING+=("$part (upstream: ${why:-exit 1})")
       return 0
     fi
     # The fallback has the tree's own layout: DEST in it is SRC here.
@@ -214,9 +214,10 @@ for arg in "$@"; do
   esac
 done
 if [ "${#MISSING[@]}" != 0 ]; then
-  fallback="the offline fallback $SHARED lacks it"
+  fallback="the offline fallback $SHARED lacks it (GPU_PLATFORM_SHARED)"
   [ "$SHARED" != none ] || fallback="no offline fallback is allowed (GPU_PLATFORM_SHARED=none)"
-  tc_die "no source for the reference data of ${MISSING[*]}: upstream failed (above) and $fallback." \
+  missing="$(printf '%s; ' "${MISSING[@]}")"
+  tc_die "no source for the reference data of ${missing%; } and $fallback." \
     "Set GPU_PLATFORM_CRDS and GPU_PLATFORM_REFERENCE to directories" \
     "that hold the reference CRDs and chart values (the layout of $REF_DIR), or GPU_PLATFORM_SHARED to a copy of ../shared"
 fi

@@ -128,7 +128,10 @@ def test_a_part_without_a_source_is_left_out_and_the_failure_names_the_variables
     out = run(offline, "--crds", "--values")
     assert out.returncode == 1
     error = out.stderr.splitlines()[-1]
-    assert "no source for the reference data of kueue karpenter prometheus-operator gpu-operator" in error
+    assert re.findall(r"(?:of |; )(\S+) \(upstream: ", error) == ["kueue", "karpenter", "prometheus-operator",
+                                                                 "gpu-operator"]
+    assert "(upstream: go mod download sigs.k8s.io/kueue@v0.19.2: sigs.k8s.io/kueue@v0.19.2: module lookup disabled" in error
+    assert "gpu-operator (upstream: Error: looks like the repository cannot be reached) and no offline" in error
     assert "GPU_PLATFORM_SHARED=none" in error
     assert "GPU_PLATFORM_CRDS and GPU_PLATFORM_REFERENCE" in error
     located = reference_data.locate(offline)
