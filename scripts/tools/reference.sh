@@ -122,8 +122,8 @@ complete() {
 }
 
 # fetch_part PART OUT: copy PART's files into the tree OUT from upstream, else from the fallback; append a
-# line to OUT/SOURCES. When neither has them, add PART and the upstream's failure to MISSING. Never called under || or if,
-# which would turn errexit off inside the upstream_<part> subshell too.
+# line to OUT/SOURCES. When neither has them, add PART and the upstream's failure to MISSING. Never called
+# under || or if, which would turn errexit off inside the upstream_<part> subshell too.
 MISSING=()
 fetch_part() {
   local part=$1 out=$2 dest src pairs=() srcs=() rc=0 how=""
