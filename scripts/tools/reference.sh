@@ -60,7 +60,8 @@ files_karpenter() {
 files_prometheus-operator() {
   local n
   for n in podmonitors prometheusrules servicemonitors; do
-    echo "crds/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION/monitoring.coreos.com_$n.yaml example/prometheus-operator-crd/monitoring.coreos.com_$n.yaml"
+    echo "crds/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION/monitoring.coreos.com_$n.yaml" \
+         "example/prometheus-operator-crd/monitoring.coreos.com_$n.yaml"
   done
 }
 files_gpu-operator() {
@@ -80,7 +81,8 @@ upstream_kueue() {
 }
 upstream_karpenter() {
   local dir=$1; shift
-  GOTOOLCHAIN="$KARPENTER_GOTOOLCHAIN" tc_module_files github.com/aws/karpenter-provider-aws "$KARPENTER_VERSION" "$dir" "$@"
+  GOTOOLCHAIN="$KARPENTER_GOTOOLCHAIN" \
+    tc_module_files github.com/aws/karpenter-provider-aws "$KARPENTER_VERSION" "$dir" "$@"
   echo "module github.com/aws/karpenter-provider-aws@$KARPENTER_VERSION"
 }
 upstream_prometheus-operator() {
@@ -218,6 +220,6 @@ if [ "${#MISSING[@]}" != 0 ]; then
   [ "$SHARED" != none ] || fallback="no offline fallback is allowed (GPU_PLATFORM_SHARED=none)"
   missing="$(printf '%s; ' "${MISSING[@]}")"
   tc_die "no source for the reference data of ${missing%; } and $fallback." \
-    "Set GPU_PLATFORM_CRDS and GPU_PLATFORM_REFERENCE to directories" \
-    "that hold the reference CRDs and chart values (the layout of $REF_DIR), or GPU_PLATFORM_SHARED to a copy of ../shared"
+    "Set GPU_PLATFORM_CRDS and GPU_PLATFORM_REFERENCE to directories that hold the reference CRDs and" \
+    "chart values (the layout of $REF_DIR), or GPU_PLATFORM_SHARED to a copy of ../shared"
 fi

@@ -32,7 +32,7 @@ EXPECTED = sorted(
     [f"crds/kueue-v0.19.2/{n}" for n in KUEUE]
     + [f"crds/karpenter-v1.15.2/{n}.yaml" for n in ("karpenter.k8s.aws_ec2nodeclasses", "karpenter.sh_nodeclaims",
                                                     "karpenter.sh_nodeoverlays", "karpenter.sh_nodepools")]
-    + ["crds/gpu-operator-v26.7.0/nvidia.com_clusterpolicies.yaml", "crds/gpu-operator-v26.7.0/nvidia.com_nvidiadrivers.yaml"]
+    + [f"crds/gpu-operator-v26.7.0/nvidia.com_{n}.yaml" for n in ("clusterpolicies", "nvidiadrivers")]
     + [f"crds/prometheus-operator-v0.93.0/monitoring.coreos.com_{n}.yaml"
        for n in ("podmonitors", "prometheusrules", "servicemonitors")]
     + ["reference/gpu-operator-v26.7.0-chart-values.yaml", "reference/kueue-v0.19.2-chart-values.yaml"])
@@ -130,7 +130,8 @@ def test_a_part_without_a_source_is_left_out_and_the_failure_names_the_variables
     error = out.stderr.splitlines()[-1]
     assert re.findall(r"(?:of |; )(\S+) \(upstream: ", error) == ["kueue", "karpenter", "prometheus-operator",
                                                                  "gpu-operator"]
-    assert "(upstream: go mod download sigs.k8s.io/kueue@v0.19.2: sigs.k8s.io/kueue@v0.19.2: module lookup disabled" in error
+    assert ("(upstream: go mod download sigs.k8s.io/kueue@v0.19.2: sigs.k8s.io/kueue@v0.19.2: "
+            "module lookup disabled by GOPROXY=off)") in error
     assert "gpu-operator (upstream: Error: looks like the repository cannot be reached) and no offline" in error
     assert "GPU_PLATFORM_SHARED=none" in error
     assert "GPU_PLATFORM_CRDS and GPU_PLATFORM_REFERENCE" in error
@@ -157,7 +158,8 @@ def test_the_gpu_operator_chart_is_pulled_from_the_stacks_repository_at_the_pinn
 
 
 def pins(script: str) -> dict[str, str]:
-    return dict(re.findall(r"^([A-Z_]+(?:VERSION|GOTOOLCHAIN))=(\S+)$", (ROOT / "scripts" / "tools" / script).read_text(), re.M))
+    text = (ROOT / "scripts" / "tools" / script).read_text()
+    return dict(re.findall(r"^([A-Z_]+(?:VERSION|GOTOOLCHAIN))=(\S+)$", text, re.M))
 
 
 def test_the_releases_are_those_the_stacks_deploy_and_the_other_tool_scripts_pin() -> None:
