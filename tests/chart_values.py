@@ -1,14 +1,13 @@
 """Chart values against the chart's own defaults: every key the platform passes must exist in them.
 
 Shared by the GPU Operator, EFA device plugin and VPC CNI tests. The defaults are reference data: the
-upstream values files, copied with their source in a header comment (tests/fixtures/charts, or
-../shared/reference for the GPU Operator and Kueue).
+upstream values files, copied with their source in a header comment (tests/fixtures/charts), or for the
+GPU Operator and Kueue fetched from their releases (tests/reference_data.py).
 """
 
 from __future__ import annotations
 
 import copy
-import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -17,12 +16,6 @@ from typing import Any, Callable, Iterator
 import yaml
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "charts"
-
-
-def reference_dir() -> Path:
-    """The upstream chart values beside the checkout (../shared/reference), or where GPU_PLATFORM_REFERENCE
-    says (.ci/run sets it for a clone of a local checkout)."""
-    return Path(os.environ.get("GPU_PLATFORM_REFERENCE", Path(__file__).resolve().parent.parent.parent / "shared" / "reference"))
 
 
 def chart_defaults(name: str) -> dict[str, Any]:

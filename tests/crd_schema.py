@@ -1,4 +1,4 @@
-"""Validate objects against the openAPIV3Schema of the reference CRDs (../shared/crds).
+"""Validate objects against the openAPIV3Schema of the reference CRDs (tests/reference_data.py finds them).
 
 A structural check (types, required fields, enums, unknown fields, min/max, patterns) so a typo in a
 Kueue or Prometheus Operator field fails in the unit tests, and (validate(obj, rules=True)) the CRDs' CEL
@@ -14,12 +14,12 @@ from __future__ import annotations
 import contextvars
 import functools
 import json
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tests.reference_data import CRDS_ENV, crd_dir, located
 
 # The C loader when PyYAML has it: the Workload CRD alone is 1.4 MB.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -31,13 +31,6 @@ def _pattern(pattern: str) -> re.Pattern[str]:
     flags = "".join(sorted(set(re.findall(r"\(\?([imsU]+)\)", pattern))))
     body = re.sub(r"\(\?[imsU]+\)", "", pattern)
     return re.compile((f"(?{flags.replace('U', '')})" if flags.replace("U", "") else "") + body)
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def crd_dir() -> Path:
-    return Path(os.environ.get("GPU_PLATFORM_CRDS", ROOT.parent / "shared" / "crds"))
-
 
 @functools.cache
 def _schemas() -> dict[tuple[str, str], dict[str, Any]]:
@@ -88,7 +81,9 @@ def _validate_uncached(obj: dict[str, Any]) -> list[str]:
     key = (obj.get("apiVersion"), obj.get("kind"))
     schema = _schemas().get(key)  # type: ignore[arg-type]
     if schema is None:
-        return [f"no CRD serves {key[0]} {key[1]} in {crd_dir()}"]
+        problem = located().problem
+        return [f"no CRD serves {key[0]} {key[1]} in {crd_dir()}"
+                + (f" ({problem}; {CRDS_ENV} names another directory)" if problem else "")]
     errors: list[str] = []
     body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
     _check(body, {**schema, "properties": {k: v for k, v in schema.get("properties", {}).items()

@@ -210,9 +210,15 @@ tc_main() {
 }
 
 # tc_module_dir MODULE: print the module-cache directory of MODULE at the version the
-# current (wrapper) module requires, downloading it if needed.
+# current (wrapper) module requires, downloading it if needed; when it cannot, fail with go's reason (the
+# "Error" of its JSON answer, such as a proxy's 403).
 tc_module_dir() {
-  go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' | grep .
+  local json dir
+  json="$(go mod download -json "$1")" || true
+  dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' <<<"$json")"
+  [ -n "$dir" ] || tc_die "go mod download $1: $(sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p' <<<"$json" \
+    | sed 's/\\n\\t/: /g; s/\\n/; /g')"
+  echo "$dir"
 }
 
 # tc_module_files MODULE VERSION DIR PATH...: copy the files or directories PATH (relative to the module

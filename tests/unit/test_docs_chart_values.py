@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from gpu_platform import conventions as cv
-from tests.chart_values import reference_dir
 from tests.conftest import ROOT, plan_of, reference_yaml, rendered
+from tests.reference_data import values_file
 
 PAGE = ROOT / "docs" / "queues.md"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -44,7 +44,7 @@ def release_values(stack: str) -> dict[str, Any]:
 def chart_keys() -> set[str]:
     """Every key path of the chart's values.yaml, leaves and the maps above them."""
     version = plan_of("prod").spec.addons.kueue.version
-    defaults = reference_yaml(reference_dir() / f"kueue-v{version}-chart-values.yaml")
+    defaults = reference_yaml(values_file(f"kueue-v{version}-chart-values.yaml"))
     out: set[str] = set()
     for path, _ in leaves(defaults):
         parts = path.split(".")

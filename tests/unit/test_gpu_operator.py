@@ -15,9 +15,9 @@ import yaml
 from gpu_platform import catalog, conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
-from tests.chart_values import reference_dir, unknown_keys
+from tests.chart_values import unknown_keys
 from tests.conftest import plan_of, platform_raw, reference_yaml, rendered
-from tests.crd_schema import crd_dir
+from tests.reference_data import crd_file, values_file
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
@@ -27,7 +27,7 @@ STACKS_WITH_OPERATOR = ("staging", "prod")
 
 
 
-VALUES_FILE = reference_dir() / "gpu-operator-v26.7.0-chart-values.yaml"
+VALUES_FILE = values_file("gpu-operator-v26.7.0-chart-values.yaml")
 CHART_DEFAULTS: dict[str, Any] = yaml.safe_load(VALUES_FILE.read_text())
 
 # Keys the chart documents only as commented-out examples in its values file (so they are absent from
@@ -105,7 +105,7 @@ def test_commented_chart_keys_are_documented_and_reach_the_cluster_policy(dotted
     assert block, f"no top-level {top} in {VALUES_FILE}"
     pattern = r".*?".join(rf"^\s*#\s*{re.escape(k)}:" for k in rest)
     assert re.search(pattern, block.group(1), re.S | re.M), f"{dotted} is not documented in {VALUES_FILE.name}"
-    crd = reference_yaml(crd_dir() / "gpu-operator-v26.7.0" / "nvidia.com_clusterpolicies.yaml")
+    crd = reference_yaml(crd_file("gpu-operator-v26.7.0", "nvidia.com_clusterpolicies.yaml"))
     node = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     for key in dotted.split("."):
         node = node["properties"][key]

@@ -21,8 +21,8 @@ from gpu_platform import conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import load_platform
 from tests.conftest import plan_of, platform_raw, rendered
-from tests.chart_values import reference_dir
 from tests.crd_schema import validate
+from tests.reference_data import values_file
 
 RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
@@ -186,7 +186,7 @@ def test_kueue_service_monitor_selects_the_kueue_metrics_service() -> None:
         "app.kubernetes.io/instance": cv.KUEUE_RELEASE_NAME,
         "app.kubernetes.io/component": "metrics-service",
     }
-    kueue_values = yaml.safe_load((reference_dir() / "kueue-v0.19.2-chart-values.yaml").read_text())
+    kueue_values = yaml.safe_load(values_file("kueue-v0.19.2-chart-values.yaml").read_text())
     ports = {p["name"] for p in kueue_values["metricsService"]["ports"]}
     (endpoint,) = spec["endpoints"]
     assert endpoint["port"] in ports and endpoint["scheme"] == "https"

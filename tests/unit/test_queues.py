@@ -20,8 +20,8 @@ import yaml
 from harness.render import SECRET_PLACEHOLDER, Recorded, Rendered
 from gpu_platform import conventions as cv
 from tests.conftest import plan_of, render_config, rendered, stack_doc
-from tests.chart_values import reference_dir
 from tests.crd_schema import validate
+from tests.reference_data import values_file
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -103,7 +103,7 @@ CONFIG_OVERRIDES = {("integrations", "frameworks")}
 
 @functools.cache
 def chart_defaults() -> dict[str, Any]:
-    return yaml.safe_load((reference_dir() / "kueue-v0.19.2-chart-values.yaml").read_text())
+    return yaml.safe_load(values_file("kueue-v0.19.2-chart-values.yaml").read_text())
 
 
 # ---------------------------------------------------------------------------------------------------
