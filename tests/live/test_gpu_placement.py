@@ -89,7 +89,8 @@ def test_a_gpu_job_without_the_gpu_toleration_is_refused_at_creation(live: Live)
     err = refused(live, job, "alpha")
     assert WORKLOADS in err
     assert ("a pod template that requests GPUs must tolerate the GPU taint nvidia.com/gpu=present:NoSchedule itself "
-            "(tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}])") in err
+            "(tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]; a TrainJob in a runtime "
+            "patch's pod template)") in err
 
 
 def test_a_time_sliced_container_of_two_replicas_is_refused_by_the_workload_policy(live: Live) -> None:

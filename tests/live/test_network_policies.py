@@ -15,7 +15,7 @@ from tests.live.conftest import Live
 
 GUARD = f"ValidatingAdmissionPolicy '{cv.TENANT_NETWORK_POLICY_GUARD}'"
 GUARD_MESSAGE = "NetworkPolicies in team namespaces are managed by the platform"
-# KubeRay's operator (app.kubernetes.io/component=kuberay-operator, namespace `default`) to Ray heads
+# KubeRay's operator (app.kubernetes.io/component=kuberay-operator, namespace `kuberay-system`) to Ray heads
 # (ray.io/node-type=head) on the dashboard (8265) and Ray Client (10001) ports; the sources are in
 # gpu_platform/conventions.py.
 KUBERAY_ALLOW_SPEC = {
@@ -23,7 +23,7 @@ KUBERAY_ALLOW_SPEC = {
     "policyTypes": ["Ingress"],
     "ingress": [{
         "from": [{
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "default"}},
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kuberay-system"}},
             "podSelector": {"matchLabels": {"app.kubernetes.io/component": "kuberay-operator"}},
         }],
         "ports": [{"protocol": "TCP", "port": 8265}, {"protocol": "TCP", "port": 10001}],

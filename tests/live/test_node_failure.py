@@ -40,9 +40,12 @@ def nodes(platform: Live) -> Iterator[Client]:
         for name in names:
             if name not in present:
                 node_faults.register(client, platform.plan, name)
-            elif present[name]["metadata"].get("annotations", {}).get(cv.SIM_NODE_FAILED_ANNOTATION):
-                node_faults.repair(client, name)
-        wait_for(lambda: all(node_faults.healthy(client, n) for n in names), 60, "every node healthy again")
+        # every failed node, the registered ones and those Karpenter added (a pool that scales: mig, shared)
+        failed = [name for name, n in present.items()
+                  if n["metadata"].get("annotations", {}).get(cv.SIM_NODE_FAILED_ANNOTATION)]
+        for name in failed:
+            node_faults.repair(client, name)
+        wait_for(lambda: all(node_faults.healthy(client, n) for n in {*names, *failed}), 60, "every node healthy again")
 
 
 def fast_job(lv: Live, team: str, pool: str, gpus: int, name: str, **kw: Any) -> list[dict[str, Any]]:
