@@ -31,6 +31,7 @@ RAY_CLUSTER = "ray.io/cluster"
 RAY_NODE_TYPE = "ray.io/node-type"
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 TENANT_POLICY = "ValidatingAdmissionPolicy 'tenant-workloads.gpu-platform.io'"
+PRIORITY_POLICY = "ValidatingAdmissionPolicy 'tenant-priorities.gpu-platform.io'"
 
 
 def submit(live: Live, team: str, kind: str, pool: str, gpus: int, name: str, **kw: Any) -> list[dict[str, Any]]:
@@ -138,7 +139,10 @@ def _wrong_queue(obj: dict[str, Any]) -> None:
 
 
 def _forged_priority(obj: dict[str, Any]) -> None:
-    obj["metadata"]["labels"][cv.PRIORITY_CLASS_LABEL] = "training"   # a platform priority neither team holds
+    # a platform priority the team is not granted: alpha holds training, research, development; delta
+    # production-inference and development
+    forged = "training" if obj["metadata"]["namespace"] == "delta" else "production-inference"
+    obj["metadata"]["labels"][cv.PRIORITY_CLASS_LABEL] = forged
 
 
 def _unlisted_image(obj: dict[str, Any]) -> None:
@@ -176,7 +180,8 @@ def test_every_refusal_of_a_new_kind_names_its_rule(live: Live, kind: str, team:
         (obj,) = [o for o in objs if o["kind"] not in ("Service", "PodDisruptionBudget")]
         forge(obj)
         out = live.kubectl("create", "--dry-run=server", "-f", "-", as_team=team, check=False, input=json.dumps(obj))
-        refused[rule] = out.returncode != 0 and TENANT_POLICY in out.stderr and RULES[rule] in out.stderr
+        policy = PRIORITY_POLICY if rule == "priority-label" else TENANT_POLICY
+        refused[rule] = out.returncode != 0 and policy in out.stderr and RULES[rule] in out.stderr
         assert refused[rule], f"{kind} with {rule} broken: {out.stderr or 'accepted'}"
     assert sorted(refused) == sorted(REFUSALS)
 
