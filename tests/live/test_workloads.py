@@ -32,6 +32,7 @@ RAY_NODE_TYPE = "ray.io/node-type"
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 TENANT_POLICY = "ValidatingAdmissionPolicy 'tenant-workloads.gpu-platform.io'"
 PRIORITY_POLICY = "ValidatingAdmissionPolicy 'tenant-priorities.gpu-platform.io'"
+IMAGES_POLICY = "ValidatingAdmissionPolicy 'tenant-images.gpu-platform.io'"
 
 
 def submit(live: Live, team: str, kind: str, pool: str, gpus: int, name: str, **kw: Any) -> list[dict[str, Any]]:
@@ -146,11 +147,12 @@ def _forged_priority(obj: dict[str, Any]) -> None:
 
 
 def _unlisted_image(obj: dict[str, Any]) -> None:
+    if obj["kind"] == "TrainJob":   # its trainer's image (a runtime patch's containers carry no image field)
+        obj["spec"].setdefault("trainer", {})["image"] = "evil.example.com/miner:1"
+        return
     for spec in _pod_specs(obj):
         for c in spec["containers"]:
             c["image"] = "evil.example.com/miner:1"
-    if obj["kind"] == "TrainJob":                 # its trainer image, patched into the runtime's pod template
-        obj["spec"].setdefault("trainer", {})["image"] = "evil.example.com/miner:1"
 
 
 def _host_path(obj: dict[str, Any]) -> None:
@@ -180,7 +182,7 @@ def test_every_refusal_of_a_new_kind_names_its_rule(live: Live, kind: str, team:
         (obj,) = [o for o in objs if o["kind"] not in ("Service", "PodDisruptionBudget")]
         forge(obj)
         out = live.kubectl("create", "--dry-run=server", "-f", "-", as_team=team, check=False, input=json.dumps(obj))
-        policy = PRIORITY_POLICY if rule == "priority-label" else TENANT_POLICY
+        policy = {"priority-label": PRIORITY_POLICY, "image-registry": IMAGES_POLICY}.get(rule, TENANT_POLICY)
         refused[rule] = out.returncode != 0 and policy in out.stderr and RULES[rule] in out.stderr
         assert refused[rule], f"{kind} with {rule} broken: {out.stderr or 'accepted'}"
     assert sorted(refused) == sorted(REFUSALS)
