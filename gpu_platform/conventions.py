@@ -531,6 +531,9 @@ SIM_NEVER_READY_ANNOTATION = f"sim.{PREFIX}/never-ready"
 # until the annotation goes, and the node lifecycle controller acts on it as on a real NotReady node. Its
 # pods are still played (deleted when evicted).
 SIM_NODE_FAILED_ANNOTATION = f"sim.{PREFIX}/node-failed"
+# `simulate` labels every pod template of a replayed trace job with the job's name, so its pods are found
+# whichever controller made them (a JobSet's Jobs, KubeRay's head and workers, a LeaderWorkerSet's groups).
+SIM_JOB_LABEL = f"sim.{PREFIX}/job"
 
 # Security (issue 18): image provenance, job cleanup and identity.
 # The registries a team's pods may pull from (comma separated: the platform-wide images.allowedRegistries

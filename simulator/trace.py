@@ -11,6 +11,8 @@ Fields (README, "What-if simulation", trace format):
     priority  a priority the team is granted (optional)
     outcome   succeeded (default) or failed: a failed job's pods fail when its duration is up
     name      a label for the job in reports (optional)
+    kind      job (default), jobset, trainjob, rayjob or lws: what is submitted, the `job --kind` template
+              (simulator/kinds.py says what finishes each)
 
 A trace is checked whole before anything starts: every problem is reported with its line number and
 what would be valid, and a bad trace starts nothing.
@@ -26,10 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from gpu_platform.jobs import JobError, JobRequest, NeverAdmitted, check
+from gpu_platform.jobs import JobError, JobRequest, NeverAdmitted
 from gpu_platform.plan import Plan
+from gpu_platform.workload_templates import template
 
-FIELDS = ("submit", "team", "pool", "units", "pods", "duration", "priority", "outcome", "name")
+from . import kinds
+
+FIELDS = ("submit", "team", "pool", "units", "pods", "duration", "priority", "outcome", "name", "kind")
 OUTCOMES = ("succeeded", "failed")
 REQUIRED = ("submit", "team", "pool", "units", "duration")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -48,6 +53,7 @@ class TraceJob:
     priority: str | None = None
     outcome: str = "succeeded"
     name: str | None = None
+    kind: str = "job"
 
     @property
     def total_units(self) -> int:
@@ -153,9 +159,14 @@ def parse(text: str, plan: Plan, source: str = "trace") -> list[TraceJob]:
         if outcome not in OUTCOMES:
             problems.append(f"{where}: outcome {outcome!r}; valid: {', '.join(OUTCOMES)}")
             continue
+        kind = str(raw.get("kind") or "job")
+        problem = kinds.problem(kind, outcome)
+        if problem:
+            problems.append(f"{where}: {problem}")
+            continue
         job = TraceJob(line, submit, str(raw["team"]), str(raw["pool"]), units, pods, duration,
                        str(raw["priority"]) if raw.get("priority") else None, outcome,
-                       str(raw["name"]) if raw.get("name") else None)
+                       str(raw["name"]) if raw.get("name") else None, kind)
         problem = _check_against_plan(job, plan)
         if problem:
             problems.append(f"{where}: {problem}")
@@ -171,13 +182,15 @@ TRACE_SHAPE = "pods {pods} with units {units}"
 
 
 def _check_against_plan(job: TraceJob, plan: Plan) -> str | None:
-    """What the job template refuses (unknown team or pool, no quota, more units than a node holds, more than
-    the team can ever hold on the pool, an ungranted priority), in its words; None when the job could run.
+    """What the kind's template refuses (unknown team or pool, no quota, more units than a node holds, more than
+    the team can ever hold on the pool, an ungranted priority, a kind whose controller or Kueue integration
+    the stack lacks, a serving kind off an inference pool), in its words; None when the job could run.
 
     "Ever hold" is the plan's reach (gpu_platform.quota_reach), what Kueue's cohort tree can really give the
     team under its siblings' lending limits: a job above it would wait forever, so the replay never starts."""
     try:
-        check(plan, JobRequest(team=job.team, pool=job.pool, gpus=job.units, nodes=job.pods, priority=job.priority))
+        template(plan, JobRequest(team=job.team, pool=job.pool, gpus=job.units, nodes=job.pods, priority=job.priority,
+                                  kind=job.kind, name="trace-check"))
     except NeverAdmitted as err:
         return err.message(TRACE_SHAPE)
     except JobError as err:
@@ -199,5 +212,5 @@ def dump_csv(jobs: Iterable[TraceJob]) -> str:
     w.writerow(FIELDS)
     for j in jobs:
         w.writerow([f"{j.submit:.1f}", j.team, j.pool, j.units, j.pods, f"{j.duration:.1f}", j.priority or "", j.outcome,
-                    j.name or ""])
+                    j.name or "", j.kind])
     return out.getvalue()
