@@ -20,8 +20,9 @@ What finishes a run, per kind (docs/what-if.md, "Kinds"):
 - lws: a server has no end (its pods restart). It is deleted the same way at the end of its duration: the
   trace's duration of a serving line is how long it serves.
 
-A trace may not ask `outcome: failed` of a trainjob (Trainer's torch runtime leaves the Job's backoffLimit at
-its default of 6, so a failed pod is retried, not a failed run), a rayjob or an lws (both end by deletion).
+A trace may not ask `outcome: failed` of a trainjob (Trainer's torch runtime sets no backoffLimit, kubeflow/trainer
+v2.2.1 charts/kubeflow-trainer/templates/runtimes/torch-distributed.yaml, so its Job's default of 6 retries a
+failed pod: not a failed run), a rayjob or an lws (both end by deletion).
 """
 
 from __future__ import annotations
