@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_platform.errors import InputError
 from gpu_platform.stack_files import load_plan, stack_file
 from gpu_platform.plan import Plan
 from gpu_platform.spec import SpecError
+from localcluster.autoscaler import (
+    DEFAULT_SCALE_DOWN_DELAY, DEFAULT_SCALE_UP_DELAY, SCALE_DOWN_DELAY_ENV, SCALE_UP_DELAY_ENV,
+)
 from localcluster.session import CACHE, Session, SessionError
 
 from . import failures as node_failures
@@ -165,7 +170,7 @@ def _failures(args: argparse.Namespace, plans: dict[str, Plan], horizon: float) 
     return sorted(out, key=lambda f: f.at)
 
 
-def cluster_key(plan: Plan, workloads: str = "none", delays: tuple[str, str] | None = None) -> str:
+def cluster_key(plan: Plan, workloads: str = "none", delays: tuple[str | None, str | None] | None = None) -> str:
     """What a cluster is made of for a stack: its simulated nodes, Kueue's Configuration, the workload
     controllers it runs and the autoscaler's delays. Two configs with the same key replay on the same
     cluster, redeployed (quotas, cohorts, weights may differ)."""
@@ -201,6 +206,14 @@ def stack_scale_down_s(plan: Plan) -> float:
                          "addons.clusterAutoscaler.scaleDownUnneededTime")
 
 
+@dataclass(frozen=True)
+class ScaleDelays:
+    """The autoscaler's delays a replay runs with, in trace seconds: a node added after `up`, an emptied added
+    node removed after `down` (None: the stack's, stack_scale_down_s)."""
+    up: float = DEFAULT_SCALE_UP_S
+    down: float | None = None
+
+
 def compressed_delay(trace_s: float, speed: float) -> int:
     """A delay of the autoscaler as the local cluster takes it: wall seconds, whole (Karpenter's and its KWOK
     provider's fields take s/m/h only), at least one."""
@@ -212,8 +225,8 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
                  traces: dict[str, tuple[list[TraceJob], float]] | None = None, correct: bool = True,
                  speeds: dict[str, float] | None = None, failures: list[NodeFailure] | None = None,
                  failure_seed: int = 1, failure_rate: float | None = None,
-                 spares: dict[str, dict[str, int]] | None = None, scale_up_delay_s: float = DEFAULT_SCALE_UP_S,
-                 scale_down_delay_s: float | None = None) -> dict[str, dict]:
+                 spares: dict[str, dict[str, int]] | None = None,
+                 delays: ScaleDelays | None = None) -> dict[str, dict]:
     """Replay the trace against each (name, stack file, plan) in turn and write each report under out/name.
     Consecutive configs with the same cluster_key share a cluster: drained and redeployed between them.
     `traces` gives a config its own (jobs, horizon) instead of the common ones (tests replay only what a
@@ -221,8 +234,10 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
     `failures` fail nodes in every replay (simulator/failures.py), `spares` adds spare nodes to a config's
     pools for its replay (pool -> how many; removed again when the cluster is reused).
 
-    Each cluster runs the workload controllers its trace's kinds need (simulator/kinds.py) and the
-    autoscaler's delays given in trace seconds (scale-down: the stack's when None), compressed by the speed."""
+    Each cluster runs the workload controllers its trace's kinds need (simulator/kinds.py) and, with `delays`,
+    the autoscaler's delays given in trace seconds, compressed by the speed (the command always gives them);
+    without, the local cluster's own (LOCAL_CLUSTER_SCALE_UP_DELAY and _DOWN_DELAY or their defaults, wall
+    time: the constructed traces of tests/simulate keep the cluster they were measured on)."""
     from .replay import drain, remove_spares
 
     reports: dict[str, dict] = {}
@@ -235,12 +250,18 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
             jobs, horizon = (traces or {}).get(name, common)
             speed_here = (speeds or {}).get(name, speed)
             workloads = kinds.workloads_setting({j.kind for j in jobs})
-            down_s = stack_scale_down_s(plan) if scale_down_delay_s is None else scale_down_delay_s
-            delays_wall = (compressed_delay(scale_up_delay_s, speed_here), compressed_delay(down_s, speed_here))
-            delays = (f"{delays_wall[0]}s", f"{delays_wall[1]}s")
+            if delays is not None:
+                down_s = stack_scale_down_s(plan) if delays.down is None else delays.down
+                wall = (compressed_delay(delays.up, speed_here), compressed_delay(down_s, speed_here))
+                settings: tuple[str | None, str | None] = (f"{wall[0]}s", f"{wall[1]}s")
+            else:
+                settings = (None, None)
+                wall = (go_duration_s(os.environ.get(SCALE_UP_DELAY_ENV) or DEFAULT_SCALE_UP_DELAY, SCALE_UP_DELAY_ENV),
+                        go_duration_s(os.environ.get(SCALE_DOWN_DELAY_ENV) or DEFAULT_SCALE_DOWN_DELAY,
+                                      SCALE_DOWN_DELAY_ENV))
             t0 = time.perf_counter()
             started = deployed = 0.0
-            if session is not None and cluster_key(plan, workloads, delays) == key:
+            if session is not None and cluster_key(plan, workloads, settings) == key:
                 drain(session.client(), previous_plan)
                 if previous_spares:
                     remove_spares(session.client(), previous_plan, previous_spares)
@@ -250,9 +271,9 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
                     session.stop()
                     shutil.rmtree(session.state, ignore_errors=True)
                 session = Session(Path(tempfile.mkdtemp(prefix=f"gpu-platform-sim-{name}-")), layer,
-                                  workloads=workloads, scale_up_delay=delays[0], scale_down_delay=delays[1])
+                                  workloads=workloads, scale_up_delay=settings[0], scale_down_delay=settings[1])
                 started = session.start()
-                key = cluster_key(plan, workloads, delays)
+                key = cluster_key(plan, workloads, settings)
             deployed = session.deploy()
             print(f"simulate: {name}: {len(jobs)} jobs over {horizon / 3600:g} h at {speed_here:g}x "
                   f"(about {horizon / speed_here / 60:.1f} min of replay); cluster {'reused' if not started else f'up in {started:.0f} s'}, "
@@ -260,7 +281,7 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
             spares_here = (spares or {}).get(name, {})
             result = replay(session.client(), plan, jobs, speed_here, horizon, progress, correct=correct,
                             failures=failures, failure_seed=failure_seed, spares=spares_here, failure_rate=failure_rate,
-                            scale_up_delay_s=delays_wall[0] * speed_here, scale_down_delay_s=delays_wall[1] * speed_here)
+                            scale_up_delay_s=wall[0] * speed_here, scale_down_delay_s=wall[1] * speed_here)
             r = metrics.compute(result, plan)
             r["simulator"]["setup_s"] = round(started + deployed, 1)
             r["simulator"]["total_s"] = round(time.perf_counter() - t0, 1)
@@ -297,9 +318,9 @@ def run(args: argparse.Namespace) -> int:
         plans = {name: _plan_of(f) for name, f in layers.items()}
         jobs, horizon = _trace(args, plans)
         failures = _failures(args, plans, horizon)
-        scale_up_s = (go_duration_s(args.scale_up_delay, "--scale-up-delay") if args.scale_up_delay
-                      else DEFAULT_SCALE_UP_S)
-        scale_down_s = go_duration_s(args.scale_down_delay, "--scale-down-delay") if args.scale_down_delay else None
+        delays = ScaleDelays(
+            go_duration_s(args.scale_up_delay, "--scale-up-delay") if args.scale_up_delay else DEFAULT_SCALE_UP_S,
+            go_duration_s(args.scale_down_delay, "--scale-down-delay") if args.scale_down_delay else None)
     except (InputError, TraceError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -334,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
         reports = simulate_all([(name, layers[name], plans[name]) for name, _ in configs], jobs, horizon, speed,
                                out, keep=args.keep, correct=not args.no_correction, failures=failures,
                                failure_seed=args.failure_seed, failure_rate=args.node_failure_rate, spares=spares,
-                               scale_up_delay_s=scale_up_s, scale_down_delay_s=scale_down_s)
+                               delays=delays)
     except (SessionError, TimeoutError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 3

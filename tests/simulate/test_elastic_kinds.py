@@ -19,7 +19,7 @@ from __future__ import annotations
 import pytest
 
 from gpu_platform.stack_files import load_plan
-from simulator.cli import simulate_all
+from simulator.cli import ScaleDelays, simulate_all
 from simulator.stackfile import write_kubernetes_layer
 from simulator.trace import load
 from tests.conftest import ROOT
@@ -48,7 +48,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert [(j.team, j.pool, j.kind) for j in jobs] == [("solo", "fill", "jobset"), ("left", "share", "job"),
                                                         ("right", "share", "jobset")]
     out = simulate_all([("elastic-kinds", layer, plan)], jobs, HORIZON, SPEED, tmp / "out", progress=lambda line: None,
-                       scale_up_delay_s=SCALE_UP, scale_down_delay_s=SCALE_DOWN)
+                       delays=ScaleDelays(SCALE_UP, SCALE_DOWN))
     TIMINGS["simulate (elastic-kinds): wall"] = out["elastic-kinds"]["simulator"]["total_s"]
     return out["elastic-kinds"]
 
