@@ -283,10 +283,11 @@ class _Watcher:
         self.correct = correct
         self.failing = run.failure_schedule is not None   # watch for lost pods and restarts
         self.nodes: dict[str, _Node] = {}        # GPU node name -> its pool, when it came
+        self.workload_job: dict[str, int] = {}   # Workload uid -> its job
         self.submitted_wall: dict[int, float] = {}
         self.pod_created: dict[str, float] = {}  # pod uid -> first seen
         self.ran: set[int] = set()               # jobs whose GPU pods all ran, this admission
-        self.managed_path: dict[int, str] = {}   # job -> its managed object's path (kinds ended by deletion)
+        self.object_paths: dict[int, list[str]] = {}   # job -> its objects' paths, the managed one first
         self.ending: set[int] = set()            # jobs the replay deleted, their Workload's deletion awaited
         self.generation: dict[int, int] = {}     # job -> admissions and restarts: a deadline of an older one is void
         self.deadlines: list[tuple[float, int, int]] = []   # heap of (clock, job, generation): delete then
@@ -365,12 +366,18 @@ class _Watcher:
                 return next(iter(flavors.values())), 0
         return "", 0
 
-    @staticmethod
-    def _job_of(obj: dict[str, Any]) -> int | None:
-        """The trace job (or probe) of a Workload: its owner, the object Kueue manages for the job's kind."""
+    def _job_of(self, obj: dict[str, Any]) -> int | None:
+        """The trace job (or probe) of a Workload: its owner, the object Kueue manages for the job's kind, as
+        first seen. (Deleted, the owner leaves the ownerReferences of a Workload that has other owners: a
+        LeaderWorkerSet's group Workload is owned by its pods too, and outlives the LeaderWorkerSet.)"""
+        uid = obj["metadata"].get("uid", "")
         owner = next((o["name"] for o in obj["metadata"].get("ownerReferences", [])
                       if o.get("kind") in kinds.OWNER_KINDS and index_of(o.get("name", "")) is not None), None)
-        return index_of(owner or "")
+        index = index_of(owner or "")
+        if index is None:
+            return self.workload_job.get(uid)
+        self.workload_job[uid] = index
+        return index
 
     @staticmethod
     def _job_of_pod(obj: dict[str, Any]) -> int | None:
@@ -390,7 +397,12 @@ class _Watcher:
         before = self.state.get(index, "pending")
         admitted = c.get("Admitted", {}).get("status") == "True"
         finished = c.get("Finished", {}).get("status") == "True"
-        if finished and before != "finished":
+        if index in self.ending and before == "admitted" and (
+                finished or not admitted or obj["metadata"].get("deletionTimestamp")):
+            # The replay deleted its object: whatever Kueue does to the Workload on the way (Finished with
+            # reason OwnerNotFound, an eviction, the Workload deleted) is the end of its run.
+            self.handle_deleted(obj)
+        elif finished and before != "finished":
             flavor, units = self._assignment(obj)
             reason = c["Finished"].get("reason", "")
             self.state[index] = "finished"
@@ -488,12 +500,13 @@ class _Watcher:
                         self.ending.add(index)
                         due.append(index)
             for index in due:
-                try:
-                    self.client.delete(self.managed_path[index], propagationPolicy="Background")
-                except (ApiError, OSError) as err:
-                    if not (isinstance(err, ApiError) and err.status == 404):
-                        with self.lock:
-                            self.run.patch_failures += 1
+                for path in self.object_paths.get(index, []):   # the object of the kind, then its Service, PDB
+                    try:
+                        self.client.delete(path, propagationPolicy="Background")
+                    except (ApiError, OSError) as err:
+                        if not (isinstance(err, ApiError) and err.status == 404):
+                            with self.lock:
+                                self.run.patch_failures += 1
 
     def _wait_for_nodes(self, index: int, now: float) -> None:
         """A pod of the admitted job waits for a node: its run starts when they all run, and until then none
@@ -975,9 +988,8 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
         nonlocal submitted
         try:
             objs = objects_for(plan, j, i, speed)
-            top = kinds.managed(objs)
             with watcher.lock:
-                watcher.managed_path[i] = f"{path_of(top, kinds.PLURALS[top['kind']])}/{top['metadata']['name']}"
+                watcher.object_paths[i] = [f"{path_of(o, kinds.PLURALS[o['kind']])}/{o['metadata']['name']}" for o in objs]
             create(client, objs)
         except BaseException as err:  # reported after the replay, with the job that failed
             errors.append(RuntimeError(f"submitting trace line {j.line} ({job_name(i)}): {err}"))
