@@ -28,10 +28,15 @@ topology-aware job's placement or evicts and requeues the whole job; the Job con
 pods. The node is repaired (Ready again) after its repair time. The replay records which trace jobs had
 pods on the node, and restarts a job whose lost pod runs again while it stays admitted: a gang whose
 member vanished starts over, so all its pods get a new end, its whole duration after the replacement runs
-(event `restarted`). A job Kueue admitted whose pods the scheduler cannot place (the quota of a down node,
-or no node with room for a pod) waits, and its run starts when they all run (event `started`); only a
-replay with failures watches for this. Spare nodes (`spares`: how many in which pools, beyond
-capacity.max and in no quota) are registered before the replay.
+(event `restarted`). A job Kueue admitted whose pods the scheduler cannot place (a pool that scales adding
+their nodes, the quota of a down node, or no node with room for a pod) waits, and its run starts when they
+all run (event `started`). Spare nodes (`spares`: how many in which pools, beyond capacity.max and in no
+quota) are registered before the replay.
+
+Elastic pools (docs/what-if.md "Elastic pools"): the GPU nodes up are sampled every NODE_SAMPLE_S of wall
+time (each with the units the trace's pods bound to it hold), and a pod that runs on a node first seen after
+its job's submission is recorded as a scale-up (metrics.node_figures reads both). Kinds (simulator/kinds.py):
+a trace job's objects are its kind's template; a RayJob or LeaderWorkerSet is deleted when its run is up.
 """
 
 from __future__ import annotations
@@ -164,7 +169,8 @@ class Run:
     corrected: bool = False              # pods end on time; runs counted for their trace duration
     calibration: list[float] = field(default_factory=list)     # probe overheads on the idle cluster, wall s
     timings: list[Timing] = field(default_factory=list)
-    patch_failures: int = 0              # pods whose end time could not be set (they ran duration / speed)
+    patch_failures: int = 0              # pods whose end time could not be set (they ran duration / speed),
+                                         # or objects that could not be deleted at their run's end
     failure_schedule: list[NodeFailure] | None = None   # None: a replay without node failures
     failure_seed: int = 0
     failure_rate: float | None = None    # per node-hour, when the schedule was drawn from one
@@ -281,7 +287,6 @@ class _Watcher:
         self.run = run
         self.plan = plan
         self.correct = correct
-        self.failing = run.failure_schedule is not None   # watch for lost pods and restarts
         self.nodes: dict[str, _Node] = {}        # GPU node name -> its pool, when it came
         self.workload_job: dict[str, int] = {}   # Workload uid -> its job
         self.submitted_wall: dict[int, float] = {}
