@@ -537,6 +537,9 @@ SIM_NODE_FAILED_ANNOTATION = f"sim.{PREFIX}/node-failed"
 # Set by the job template's --gpu-busy and a trace's `busy` column; meaningless on a real cluster.
 SIM_GPU_BUSY_ANNOTATION = f"sim.{PREFIX}/gpu-busy"
 SIM_GPU_BUSY_DEFAULT = 1.0
+# `simulate` labels every pod template of a replayed trace job with the job's name, so its pods are found
+# whichever controller made them (a JobSet's Jobs, KubeRay's head and workers, a LeaderWorkerSet's groups).
+SIM_JOB_LABEL = f"sim.{PREFIX}/job"
 
 # Security (issue 18): image provenance, job cleanup and identity.
 # The registries a team's pods may pull from (comma separated: the platform-wide images.allowedRegistries

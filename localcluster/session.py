@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from .api import Client
+from .autoscaler import SCALE_DOWN_DELAY_ENV, SCALE_UP_DELAY_ENV
 from .toolcache import CACHE, CACHE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +60,9 @@ class Session:
     etcd_port: int = int(os.environ.get("GPU_PLATFORM_SIM_ETCD_PORT", "26790"))
     pods_ready_timeout: str | None = None
     workloads: str = "none"
+    # The autoscaler's delays (Go durations; None: the local cluster's defaults), fixed at start.
+    scale_up_delay: str | None = None
+    scale_down_delay: str | None = None
     stack: str = field(default_factory=lambda: f"sim-{secrets.token_hex(3)}")
 
     @property
@@ -81,7 +85,8 @@ class Session:
             "LOCAL_CLUSTER_APISERVER_PORT": str(self.apiserver_port),
             "LOCAL_CLUSTER_ETCD_PORT": str(self.etcd_port),
             "LOCAL_CLUSTER_STACK": str(self.config_file),
-            # The replay submits batch Jobs: no workload controller (LOCAL_CLUSTER_WORKLOADS, local-cluster.md).
+            # The controllers the caller runs (LOCAL_CLUSTER_WORKLOADS, local-cluster.md): none unless asked
+            # (simulate asks for the ones its trace's kinds need).
             "LOCAL_CLUSTER_WORKLOADS": self.workloads,
             # Prometheus scrapes every 15 s: a compressed replay outruns it (what-if.md), so it is not started.
             "LOCAL_CLUSTER_PROMETHEUS": "0",
@@ -97,6 +102,10 @@ class Session:
         })
         if self.pods_ready_timeout:
             env["LOCAL_CLUSTER_PODS_READY_TIMEOUT"] = self.pods_ready_timeout
+        if self.scale_up_delay:
+            env[SCALE_UP_DELAY_ENV] = self.scale_up_delay
+        if self.scale_down_delay:
+            env[SCALE_DOWN_DELAY_ENV] = self.scale_down_delay
         return env
 
     def start(self) -> float:

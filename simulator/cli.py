@@ -9,20 +9,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_platform.errors import InputError
 from gpu_platform.stack_files import load_plan, stack_file
 from gpu_platform.plan import Plan
 from gpu_platform.spec import SpecError
+from localcluster.autoscaler import (
+    DEFAULT_SCALE_DOWN_DELAY, DEFAULT_SCALE_UP_DELAY, SCALE_DOWN_DELAY_ENV, SCALE_UP_DELAY_ENV,
+)
 from localcluster.session import CACHE, Session, SessionError
 
 from . import failures as node_failures
-from . import fidelity, metrics, report, synthetic
+from . import fidelity, kinds, metrics, report, synthetic
 from .failures import NodeFailure
 from .replay import replay, terminal_progress
 from .stackfile import write_kubernetes_layer
@@ -39,6 +45,12 @@ MAX_WALL_S = 600.0
 # 8 trace hours of the prod stack at load 1.2 are about 2,400 jobs: the README's budget (2,000 jobs in
 # under 10 minutes on 2 cores) with room for the API server, the busiest process of the replay.
 DEFAULT_HOURS = 8.0
+# How long a node the autoscaler adds takes to come (trace time), unless --scale-up-delay says: an assumption
+# of the order of an EC2 GPU instance's launch, boot and join, not a measured figure (docs/what-if.md,
+# "Elastic pools": give your fleet's own).
+DEFAULT_SCALE_UP_S = 300.0
+_GO_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_GO_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -67,6 +79,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        "repair acts on a GPU fault after 10 minutes)")
     fails.add_argument("--spare-nodes", type=int, metavar="N", help="replay twice, without and with N spare nodes "
                        "in each pool the failures can strike (beyond capacity.max, in no quota), and compare")
+    elastic = p.add_argument_group("elastic pools (docs/what-if.md, Elastic pools)")
+    elastic.add_argument("--scale-up-delay", metavar="D", help="trace time a node the autoscaler adds takes to "
+                         f"register (default {DEFAULT_SCALE_UP_S / 60:g}m, an assumption: give your fleet's)")
+    elastic.add_argument("--scale-down-delay", metavar="D", help="trace time an empty added node stays (default: "
+                         "the stack's, addons.clusterAutoscaler.scaleDownUnneededTime or its Karpenter pools' "
+                         "consolidateAfter)")
     p.add_argument("--out", default=".local/simulate", help="output directory (default .local/simulate)")
     p.add_argument("--keep", action="store_true", help="leave the last cluster running")
     p.add_argument("--skip-unless-queues-changed", action="store_true",
@@ -152,16 +170,54 @@ def _failures(args: argparse.Namespace, plans: dict[str, Plan], horizon: float) 
     return sorted(out, key=lambda f: f.at)
 
 
-def cluster_key(plan: Plan) -> str:
-    """What a cluster is made of for a stack: its simulated nodes and Kueue's Configuration. Two configs
-    with the same key replay on the same cluster, redeployed (quotas, cohorts, weights may differ)."""
+def cluster_key(plan: Plan, workloads: str = "none", delays: tuple[str | None, str | None] | None = None) -> str:
+    """What a cluster is made of for a stack: its simulated nodes, Kueue's Configuration, the workload
+    controllers it runs and the autoscaler's delays. Two configs with the same key replay on the same
+    cluster, redeployed (quotas, cohorts, weights may differ)."""
     import hashlib
 
     from gpu_platform.kueue_config import controller_config
     from gpu_platform.nodes import fake_nodes
 
-    blob = json.dumps([fake_nodes(plan), controller_config(plan)], sort_keys=True)
+    blob = json.dumps([fake_nodes(plan), controller_config(plan), workloads, delays], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def go_duration_s(value: str, what: str) -> float:
+    """Seconds of a Go duration (90s, 10m, 1h30m, 500ms); InputError naming `what` otherwise."""
+    text = value.strip()
+    parts = _GO_DURATION_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise InputError(f"{what} {value!r} is not a duration such as 30s, 10m or 1h30m")
+    return sum(float(n) * _GO_UNITS[u] for n, u in parts)
+
+
+def stack_scale_down_s(plan: Plan) -> float:
+    """How long an empty elastic node stays on the stack's EKS cluster: its Karpenter pools' consolidateAfter
+    when every pool that scales is Karpenter's (the shortest: one setting serves them all locally), else
+    the Cluster Autoscaler's scaleDownUnneededTime (addons.clusterAutoscaler, its default when it is off)."""
+    from gpu_platform.nodes import scales_locally
+
+    scaling = [p for p in plan.pools if scales_locally(p)]
+    if scaling and all(p.karpenter is not None for p in scaling):
+        return min(go_duration_s(p.karpenter.consolidate_after, f"pools[{p.name}].karpenter.consolidateAfter")
+                   for p in scaling if p.karpenter is not None)
+    return go_duration_s(plan.spec.addons.clusterAutoscaler.scaleDownUnneededTime,
+                         "addons.clusterAutoscaler.scaleDownUnneededTime")
+
+
+@dataclass(frozen=True)
+class ScaleDelays:
+    """The autoscaler's delays a replay runs with, in trace seconds: a node added after `up`, an emptied added
+    node removed after `down` (None: the stack's, stack_scale_down_s)."""
+    up: float = DEFAULT_SCALE_UP_S
+    down: float | None = None
+
+
+def compressed_delay(trace_s: float, speed: float) -> int:
+    """A delay of the autoscaler as the local cluster takes it: wall seconds, whole (Karpenter's and its KWOK
+    provider's fields take s/m/h only), at least one."""
+    return max(1, round(trace_s / speed))
 
 
 def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], horizon: float, speed: float,
@@ -169,13 +225,19 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
                  traces: dict[str, tuple[list[TraceJob], float]] | None = None, correct: bool = True,
                  speeds: dict[str, float] | None = None, failures: list[NodeFailure] | None = None,
                  failure_seed: int = 1, failure_rate: float | None = None,
-                 spares: dict[str, dict[str, int]] | None = None) -> dict[str, dict]:
+                 spares: dict[str, dict[str, int]] | None = None,
+                 delays: ScaleDelays | None = None) -> dict[str, dict]:
     """Replay the trace against each (name, stack file, plan) in turn and write each report under out/name.
     Consecutive configs with the same cluster_key share a cluster: drained and redeployed between them.
     `traces` gives a config its own (jobs, horizon) instead of the common ones (tests replay only what a
     variant is asserted on), `speeds` its own speed (tests replay one trace at two speeds on one cluster).
     `failures` fail nodes in every replay (simulator/failures.py), `spares` adds spare nodes to a config's
-    pools for its replay (pool -> how many; removed again when the cluster is reused)."""
+    pools for its replay (pool -> how many; removed again when the cluster is reused).
+
+    Each cluster runs the workload controllers its trace's kinds need (simulator/kinds.py) and, with `delays`,
+    the autoscaler's delays given in trace seconds, compressed by the speed (the command always gives them);
+    without, the local cluster's own (LOCAL_CLUSTER_SCALE_UP_DELAY and _DOWN_DELAY or their defaults, wall
+    time: the constructed traces of tests/simulate keep the cluster they were measured on)."""
     from .replay import drain, remove_spares
 
     reports: dict[str, dict] = {}
@@ -187,9 +249,19 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
         for name, layer, plan in configs:
             jobs, horizon = (traces or {}).get(name, common)
             speed_here = (speeds or {}).get(name, speed)
+            workloads = kinds.workloads_setting({j.kind for j in jobs})
+            if delays is not None:
+                down_s = stack_scale_down_s(plan) if delays.down is None else delays.down
+                wall = (compressed_delay(delays.up, speed_here), compressed_delay(down_s, speed_here))
+                settings: tuple[str | None, str | None] = (f"{wall[0]}s", f"{wall[1]}s")
+            else:
+                settings = (None, None)
+                wall = (go_duration_s(os.environ.get(SCALE_UP_DELAY_ENV) or DEFAULT_SCALE_UP_DELAY, SCALE_UP_DELAY_ENV),
+                        go_duration_s(os.environ.get(SCALE_DOWN_DELAY_ENV) or DEFAULT_SCALE_DOWN_DELAY,
+                                      SCALE_DOWN_DELAY_ENV))
             t0 = time.perf_counter()
             started = deployed = 0.0
-            if session is not None and cluster_key(plan) == key:
+            if session is not None and cluster_key(plan, workloads, settings) == key:
                 drain(session.client(), previous_plan)
                 if previous_spares:
                     remove_spares(session.client(), previous_plan, previous_spares)
@@ -198,16 +270,18 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
                 if session is not None:
                     session.stop()
                     shutil.rmtree(session.state, ignore_errors=True)
-                session = Session(Path(tempfile.mkdtemp(prefix=f"gpu-platform-sim-{name}-")), layer)
+                session = Session(Path(tempfile.mkdtemp(prefix=f"gpu-platform-sim-{name}-")), layer,
+                                  workloads=workloads, scale_up_delay=settings[0], scale_down_delay=settings[1])
                 started = session.start()
-                key = cluster_key(plan)
+                key = cluster_key(plan, workloads, settings)
             deployed = session.deploy()
             print(f"simulate: {name}: {len(jobs)} jobs over {horizon / 3600:g} h at {speed_here:g}x "
                   f"(about {horizon / speed_here / 60:.1f} min of replay); cluster {'reused' if not started else f'up in {started:.0f} s'}, "
                   f"stack deployed in {deployed:.0f} s", file=sys.stderr)
             spares_here = (spares or {}).get(name, {})
             result = replay(session.client(), plan, jobs, speed_here, horizon, progress, correct=correct,
-                            failures=failures, failure_seed=failure_seed, spares=spares_here, failure_rate=failure_rate)
+                            failures=failures, failure_seed=failure_seed, spares=spares_here, failure_rate=failure_rate,
+                            scale_up_delay_s=wall[0] * speed_here, scale_down_delay_s=wall[1] * speed_here)
             r = metrics.compute(result, plan)
             r["simulator"]["setup_s"] = round(started + deployed, 1)
             r["simulator"]["total_s"] = round(time.perf_counter() - t0, 1)
@@ -244,6 +318,9 @@ def run(args: argparse.Namespace) -> int:
         plans = {name: _plan_of(f) for name, f in layers.items()}
         jobs, horizon = _trace(args, plans)
         failures = _failures(args, plans, horizon)
+        delays = ScaleDelays(
+            go_duration_s(args.scale_up_delay, "--scale-up-delay") if args.scale_up_delay else DEFAULT_SCALE_UP_S,
+            go_duration_s(args.scale_down_delay, "--scale-down-delay") if args.scale_down_delay else None)
     except (InputError, TraceError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -277,7 +354,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         reports = simulate_all([(name, layers[name], plans[name]) for name, _ in configs], jobs, horizon, speed,
                                out, keep=args.keep, correct=not args.no_correction, failures=failures,
-                               failure_seed=args.failure_seed, failure_rate=args.node_failure_rate, spares=spares)
+                               failure_seed=args.failure_seed, failure_rate=args.node_failure_rate, spares=spares,
+                               delays=delays)
     except (SessionError, TimeoutError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 3

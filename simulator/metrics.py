@@ -15,6 +15,17 @@ eviction or the horizon. Definitions (README, What-if simulation, "Reading the r
 - fairness: Jain's index over the teams that submitted work, of GPU-hours used per nominal GPU-hour;
 - cost per finished job: what the capacity cost over the horizon (useful runs, runs lost to preemption,
   eviction or failure, runs still going, idle, spare nodes) divided by the jobs that finished successfully;
+- the nodes that ran (`nodes`, from the replay's samples of the GPU Node objects, registered and the
+  autoscaler's; docs/what-if.md "Elastic pools"): per pool, node-hours up and what they cost (the capacity
+  above is then the nodes up, not capacity.max), idle = units up but not allocated (allocated: Kueue's
+  quota, capped at the units up), split into reserved idle (on reserved capacity types: paid whether used
+  or not), elastic idle (whole nodes up with no pod of the trace on them: an autoscaler's scale-down delay,
+  or a node added ahead of its pods) and partly used (the free units of nodes with work); quota held on
+  nodes not up yet (a job admitted while its nodes are added: in the waits, not in the bill); and the
+  scale-up latency, each pod's creation to Running for the pods that ran on a node that did not exist
+  when their job was submitted. A run without samples assumes every pool at capacity.max throughout;
+- wait to run: submission to all of a job's GPU pods Running (the admission wait plus, on an elastic pool,
+  its nodes' scale-up);
 - node failures (`failures`, when the replay injected them; docs/what-if.md "Node failures"): per pool and
   in all, the failures and the jobs they hit, the requeues (the whole job evicted) and restarts in place
   (a lost pod replaced) they caused, and the GPU-hours lost to them: the work each hit run had done before
@@ -38,6 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_platform import conventions as cv
+from gpu_platform.nodes import scales_locally, spare_nodes
 from gpu_platform.plan import Plan
 from gpu_platform.useful_work import (
     at as _at, cost_key, cost_summary, integrate as _integrate, jain as _jain, percentile, step_integral as _step_integral,
@@ -45,9 +57,10 @@ from gpu_platform.useful_work import (
 )
 
 from . import fidelity
-from .replay import Run
+from .replay import Run, ScaleUp
 
 SAMPLES = 240
+RESERVED = frozenset(cv.RESERVED_CAPACITY_TYPES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +119,12 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
     failure_evictions = {(h.job, h.stop) for h in struck if h.outcome == "requeued"}
     submitted_at = {e.job: e.t for e in run.events if e.kind == "submitted"}
     first_admit: dict[int, float] = {}
+    first_run: dict[int, float] = {}
     for e in run.events:
         if e.kind == "admitted":
             first_admit.setdefault(e.job, e.t)
+        elif e.kind == "running":
+            first_run.setdefault(e.job, e.t)
     finished = {e.job: e.reason for e in run.events if e.kind == "finished"}
 
     # ---- pools -------------------------------------------------------------------------------------
@@ -131,6 +147,7 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
     grid = [H * i / SAMPLES for i in range(SAMPLES + 1)]
     pool_report: dict[str, Any] = {}
     series: dict[str, list[float]] = {}
+    idle_unit_s: dict[str, float] = {}
     for p in plan.pools:
         cap = p.capacity_units
         alloc = [(t, min(v, cap)) for t, v in _steps(alloc_deltas.get(p.flavor, []))]
@@ -143,6 +160,7 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             ends = [t for t, _ in demand if t > last]
             window = (saturated[0], ends[0] if ends else H)
         used = _step_integral(alloc, 0.0, H)
+        idle_unit_s[p.name] = cap * H - used
         util_all = used / (cap * H) if cap and H else 0.0
         util_sat = (_step_integral(alloc, *window) / (cap * (window[1] - window[0]))
                     if window and window[1] > window[0] else None)
@@ -173,6 +191,7 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
     for t in plan.teams:
         mine = [i for i, j in enumerate(run.jobs) if j.team == t.name and i in submitted_at]
         waits = [first_admit[i] - submitted_at[i] for i in mine if i in first_admit]
+        to_run = [first_run[i] - submitted_at[i] for i in mine if i in first_run]
         still = [H - submitted_at[i] for i in mine if i not in first_admit]
         ok = [i for i in mine if finished.get(i) == "Succeeded"]
         failed = [i for i in mine if finished.get(i) == "Failed"]
@@ -195,6 +214,8 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             "wait_p50_h": _h(percentile(waits, 0.5)),
             "wait_p95_h": _h(percentile(waits, 0.95)),
             "wait_max_h": _h(max(waits + still) if waits or still else None),
+            "wait_to_run_p50_h": _h(percentile(to_run, 0.5)),
+            "wait_to_run_p95_h": _h(percentile(to_run, 0.95)),
             "gpu_hours_used": round(used, 2),
             "gpu_hours_nominal": round(nominal, 2),
             "borrowed_gpu_hours": round(borrowed, 2),
@@ -218,15 +239,23 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         q = _steps(deltas)
         queue_series[t.name] = [int(_at(q, tt)) for tt in grid]
 
-    # ---- cost --------------------------------------------------------------------------------------
+    # ---- the nodes that ran, and cost -----------------------------------------------------------------
+    nodes = node_figures(run, plan, ivs)
     usd = {"useful_usd": 0.0, "lost_usd": 0.0, "running_usd": 0.0, "idle_usd": 0.0, "spare_usd": 0.0}
-    for iv in ivs:
-        p = pools.get(iv.flavor)
-        if p is None:
-            continue
-        usd[cost_key(iv.ended)] += iv.unit_seconds / 3600 * p.usd_per_node_hour / p.units_per_node
+    if nodes is None:   # every pool at capacity.max throughout: each run at its units, the rest idle
+        for iv in ivs:
+            p = pools.get(iv.flavor)
+            if p is None:
+                continue
+            usd[cost_key(iv.ended)] += iv.unit_seconds / 3600 * p.usd_per_node_hour / p.units_per_node
+        for p in plan.pools:
+            usd["idle_usd"] += idle_unit_s[p.name] / 3600 * p.usd_per_node_hour / p.units_per_node
+    else:               # the nodes up: what runs on them, and what idles
+        for name, n in nodes["pools"].items():
+            pool_report[name]["idle_gpu_hours"] = n["idle_gpu_hours"]
+            for key, amount in n["_usd"].items():
+                usd[key] += amount
     for p in plan.pools:
-        usd["idle_usd"] += pool_report[p.name]["idle_gpu_hours"] * p.units_per_gpu * p.usd_per_node_hour / p.units_per_node
         usd["spare_usd"] += run.spares.get(p.name, 0) * p.usd_per_node_hour * H / 3600
     done = sum(1 for r in finished.values() if r == "Succeeded")
     cost = cost_summary(usd, done)
@@ -241,6 +270,7 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         "teams": team_report,
         "fairness_jain": None if (j := _jain(used_per_nominal)) is None else round(j, 4),
         "cost": cost,
+        "nodes": None if nodes is None else _public(nodes),
         "failures": failure_figures(run, plan, struck),
         "simulator": {
             "wall_s": round(run.wall_seconds, 1),
@@ -256,8 +286,132 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             "resolution_trace_s": _r((percentile(run.handoff, 0.5) or 0) * run.speed),
             "overhead": overhead(run, plan, ivs),
         },
-        "series": {"t_h": [round(t / 3600, 4) for t in grid], "utilization": series, "queue_depth": queue_series},
+        "series": {"t_h": [round(t / 3600, 4) for t in grid], "utilization": series, "queue_depth": queue_series,
+                   **({"nodes_up": {name: [_at(steps, t) for t in grid] for name, steps in nodes["_up"].items()}}
+                      if nodes is not None else {})},
         "waits_h": {k: [round(w / 3600, 4) for w in v] for k, v in waits_by_team.items()},
+    }
+
+
+# What each kind of allocation is charged to in the cost (an interval's `ended`).
+
+
+def _public(nodes: dict[str, Any]) -> dict[str, Any]:
+    """node_figures without its private parts (keys starting with _: what compute() uses and does not report)."""
+    out = {k: v for k, v in nodes.items() if not k.startswith("_")}
+    out["pools"] = {name: {k: v for k, v in n.items() if not k.startswith("_")} for name, n in nodes["pools"].items()}
+    return out
+
+
+def node_figures(run: Run, plan: Plan, ivs: list[Interval]) -> dict[str, Any] | None:
+    """The nodes that ran, per pool and in all, from the replay's node samples (None: a run without them).
+
+    Each sample holds until the next one (the last until the horizon). At each, per pool: units up U (its
+    nodes up, spare nodes aside: they are costed as spares), units allocated A (Kueue's quota, from the
+    intervals, each run charged to its kind: finished, running at the horizon, lost), used = min(A, U),
+    idle = U - used; elastic idle = the units of nodes with no pod of the trace (at most the idle), only on
+    pools that are not reserved; reserved idle = the idle of reserved pools; partly used = the rest of the
+    idle; held without a node = max(0, A - U). Cost: units up times the unit price, the used part shared
+    out over the kinds of allocation in proportion."""
+    if run.node_samples is None:
+        return None
+    H = run.horizon
+    spares = {n["metadata"]["name"] for n in spare_nodes(plan, run.spares)}
+    samples = sorted((s for s in run.node_samples if s.t < H), key=lambda s: s.t)
+    kinds_of = ("useful_usd", "lost_usd", "running_usd")
+    alloc: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    for iv in ivs:
+        key = cost_key(iv.ended)
+        alloc[(iv.flavor, key)] += [(iv.start, iv.units), (iv.end, -iv.units)]
+    steps = {k: _steps(v) for k, v in alloc.items()}
+    by_job_pool: dict[str, list[ScaleUp]] = defaultdict(list)
+    for su in run.scale_ups:
+        if su.running < H:
+            by_job_pool[su.pool].append(su)
+    out_pools: dict[str, Any] = {}
+    up_steps: dict[str, list[tuple[float, float]]] = {}
+    totals: dict[str, float] = defaultdict(float)
+    for p in plan.pools:
+        upn, upg = p.units_per_node, p.units_per_gpu
+        unit_usd = p.usd_per_node_hour / upn
+        reserved = p.capacity_type in RESERVED
+        acc: dict[str, float] = defaultdict(float)   # unit-seconds, node-seconds
+        usd: dict[str, float] = defaultdict(float)
+        counts: list[int] = []
+        seen: set[str] = set()
+        first = None
+        points: list[tuple[float, float]] = []
+        for k, sample in enumerate(samples):
+            dt = (samples[k + 1].t if k + 1 < len(samples) else H) - max(0.0, sample.t)
+            if dt <= 0:
+                continue
+            nodes = [(name, held) for name, held in sample.pools.get(p.name, ()) if name not in spares]
+            if first is None:
+                first = {name for name, _ in nodes}
+            seen |= {name for name, _ in nodes}
+            counts.append(len(nodes))
+            points.append((max(0.0, sample.t), float(len(nodes))))
+            up = len(nodes) * upn
+            empty = sum(1 for _, held in nodes if not held) * upn
+            parts = {key: _at(steps.get((p.flavor, key), []), sample.t) for key in kinds_of}
+            allocated = sum(parts.values())
+            used = min(allocated, up)
+            idle = up - used
+            elastic = 0.0 if reserved else min(empty, idle)
+            acc["node_s"] += len(nodes) * dt
+            acc["idle"] += idle * dt
+            acc["reserved_idle"] += (idle if reserved else 0.0) * dt
+            acc["elastic_idle"] += elastic * dt
+            acc["partly_used_idle"] += (0.0 if reserved else idle - elastic) * dt
+            acc["held_without_node"] += max(0.0, allocated - up) * dt
+            acc["used"] += used * dt
+            acc["up"] += up * dt
+            for key, units in parts.items():
+                if allocated:
+                    usd[key] += units * used / allocated * dt * unit_usd / 3600
+            usd["idle_usd"] += idle * dt * unit_usd / 3600
+        latencies = [su.latency for su in by_job_pool.get(p.name, [])]
+        raw = {
+            "node_hours": acc["node_s"] / 3600,
+            "usd": acc["node_s"] / 3600 * p.usd_per_node_hour,
+            "usd_at_max": p.max_nodes * p.usd_per_node_hour * H / 3600,
+            "gpu_hours_up": acc["up"] / upg / 3600,
+            **{f"{key}_gpu_hours": acc[key] / upg / 3600
+               for key in ("idle", "reserved_idle", "elastic_idle", "partly_used_idle", "held_without_node")},
+        }
+        for key, value in raw.items():
+            totals[key] += value
+        row = {
+            "capacity_type": p.capacity_type,
+            "scales": scales_locally(p),
+            "nodes_at_start": len(first or ()),
+            "nodes_peak": max(counts, default=0),
+            "nodes_max": p.max_nodes,
+            "nodes_added": len(seen - (first or set())),
+            **{k: round(v, 3 if k == "node_hours" else 2) for k, v in raw.items()},
+            "utilization_up": round(acc["used"] / acc["up"], 4) if acc["up"] else None,
+            "scale_up_pods": len(latencies),
+            "scale_up_jobs": len({su.job for su in by_job_pool.get(p.name, [])}),
+            "scale_up_p50_s": _r(percentile(latencies, 0.5)),
+            "scale_up_p95_s": _r(percentile(latencies, 0.95)),
+            "scale_up_max_s": _r(max(latencies, default=None)),
+            "_usd": dict(usd),
+        }
+        out_pools[p.name] = row
+        up_steps[p.name] = points
+    latencies = [su.latency for su in run.scale_ups if su.running < H]
+    return {
+        **{k: round(v, 3 if k == "node_hours" else 2) for k, v in totals.items()},
+        "scale_up_delay_s": run.scale_up_delay_s,
+        "scale_down_delay_s": run.scale_down_delay_s,
+        "samples": len(samples),
+        "scale_up_pods": len(latencies),
+        "scale_up_p50_s": _r(percentile(latencies, 0.5)),
+        "scale_up_p95_s": _r(percentile(latencies, 0.95)),
+        "scale_up_max_s": _r(max(latencies, default=None)),
+        "scale_up_p50_wall_s": _r(None if not latencies else percentile(latencies, 0.5) / run.speed),
+        "pools": out_pools,
+        "_up": up_steps,
     }
 
 

@@ -28,10 +28,15 @@ topology-aware job's placement or evicts and requeues the whole job; the Job con
 pods. The node is repaired (Ready again) after its repair time. The replay records which trace jobs had
 pods on the node, and restarts a job whose lost pod runs again while it stays admitted: a gang whose
 member vanished starts over, so all its pods get a new end, its whole duration after the replacement runs
-(event `restarted`). A job Kueue admitted whose pods the scheduler cannot place (the quota of a down node,
-or no node with room for a pod) waits, and its run starts when they all run (event `started`); only a
-replay with failures watches for this. Spare nodes (`spares`: how many in which pools, beyond
-capacity.max and in no quota) are registered before the replay.
+(event `restarted`). A job Kueue admitted whose pods the scheduler cannot place (a pool that scales adding
+their nodes, the quota of a down node, or no node with room for a pod) waits, and its run starts when they
+all run (event `started`). Spare nodes (`spares`: how many in which pools, beyond capacity.max and in no
+quota) are registered before the replay.
+
+Elastic pools (docs/what-if.md "Elastic pools"): the GPU nodes up are sampled every NODE_SAMPLE_S of wall
+time (each with the units the trace's pods bound to it hold), and a pod that runs on a node first seen after
+its job's submission is recorded as a scale-up (metrics.node_figures reads both). Kinds (simulator/kinds.py):
+a trace job's objects are its kind's template; a RayJob or LeaderWorkerSet is deleted when its run is up.
 """
 
 from __future__ import annotations
@@ -48,19 +53,24 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from gpu_platform import conventions as cv
-from gpu_platform.jobs import NODE_LOST_TOLERATION_SECONDS, JobRequest, job
-from gpu_platform.nodes import spare_nodes
+from gpu_platform.jobs import NODE_LOST_TOLERATION_SECONDS, JobRequest
+from gpu_platform.nodes import node_name, registered_nodes, spare_nodes
 from gpu_platform.plan import Plan
+from gpu_platform.workload_templates import template
 from localcluster import node_faults
 from localcluster.api import WORKLOADS, ApiError, Client, path_of
 
-from .failures import Injected, NodeFailure, pick, pool_nodes
+from . import kinds
+from .failures import Injected, NodeFailure, pick
 from .fidelity import OverheadEstimate, end_time
 from .trace import TraceJob
 
 NAME_PREFIX = "j"
 SUBMITTERS = 4
 PODS = "/api/v1/pods"
+NODES = "/api/v1/nodes"
+# The GPU nodes up are sampled this often (wall seconds): node-hours, cost and idle follow the samples.
+NODE_SAMPLE_S = 0.5
 # Pods are given their end time by this many threads, off the watch's thread (a PATCH each).
 PATCHERS = 2
 # A pod seen before its workload's admission (two watches, no order between them) waits this long for it;
@@ -93,10 +103,34 @@ def index_of(name: str) -> int | None:
 class Event:
     t: float            # trace seconds after the start
     job: int            # index into the trace's jobs
-    kind: str           # submitted | admitted | evicted | finished | restarted | started
+    kind: str           # submitted | admitted | evicted | finished | restarted | started | running
     flavor: str = ""
     units: int = 0
     reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSample:
+    """The GPU nodes up at one moment of the replay (trace seconds): per pool, each node's name and the
+    units the trace's pods bound to it hold (0: nothing of the trace on it). Registered nodes and the
+    autoscaler's alike: every Node object labelled with a pool."""
+    t: float
+    pools: dict[str, tuple[tuple[str, int], ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUp:
+    """A trace job's pod that ran on a node that did not exist when the job was submitted (trace seconds):
+    the wait a scale-up adds, from the pod's creation to it Running."""
+    job: int
+    pool: str
+    node: str
+    created: float
+    running: float
+
+    @property
+    def latency(self) -> float:
+        return self.running - self.created
 
 
 @dataclass
@@ -135,13 +169,20 @@ class Run:
     corrected: bool = False              # pods end on time; runs counted for their trace duration
     calibration: list[float] = field(default_factory=list)     # probe overheads on the idle cluster, wall s
     timings: list[Timing] = field(default_factory=list)
-    patch_failures: int = 0              # pods whose end time could not be set (they ran duration / speed)
+    patch_failures: int = 0              # pods whose end time could not be set (they ran duration / speed),
+                                         # or objects that could not be deleted at their run's end
     failure_schedule: list[NodeFailure] | None = None   # None: a replay without node failures
     failure_seed: int = 0
     failure_rate: float | None = None    # per node-hour, when the schedule was drawn from one
     failures: list[Injected] = field(default_factory=list)
     spares: dict[str, int] = field(default_factory=dict)   # spare nodes per pool
     toleration_s: float = 0.0            # the pods' toleration of a lost node, in trace seconds
+    # The nodes that ran (None: not sampled; the report then assumes every pool at capacity.max throughout),
+    # the pods that waited for a node to be added, and the autoscaler's delays (trace seconds, None: not set).
+    node_samples: list[NodeSample] | None = None
+    scale_ups: list[ScaleUp] = field(default_factory=list)
+    scale_up_delay_s: float | None = None
+    scale_down_delay_s: float | None = None
 
     @property
     def added_s(self) -> float:
@@ -157,25 +198,28 @@ def lost_node_toleration_s(speed: float) -> int:
 
 
 def objects_for(plan: Plan, j: TraceJob, index: int, speed: float, name: str | None = None) -> list[dict[str, Any]]:
-    """The job exactly as `python -m platform_cli job` prints it, with the compressed run time and outcome.
-    (A corrected replay gives each pod an end time instead; the run time stays as the fallback, never
-    sooner than that end.) The toleration of a lost node is compressed too."""
-    objs = job(plan, JobRequest(team=j.team, pool=j.pool, gpus=j.units, nodes=j.pods, priority=j.priority,
-                                duration=f"{max(1, round(j.duration))}s", name=name or job_name(index),
-                                gpu_busy=j.busy))
-    spec = objs[0]["spec"]
-    meta = spec["template"]["metadata"]
-    meta["annotations"][cv.SIM_DURATION_ANNOTATION] = compressed_duration(j, speed)
-    for toleration in spec["template"]["spec"]["tolerations"]:
-        if toleration.get("effect") == "NoExecute" and "tolerationSeconds" in toleration:
-            toleration["tolerationSeconds"] = lost_node_toleration_s(speed)
-    if j.outcome == "failed":
-        meta["annotations"][cv.SIM_OUTCOME_ANNOTATION] = cv.SIM_OUTCOME_FAILED
-        spec["backoffLimit"] = 0   # one failed run is the trace's failure; Kubernetes would retry it
-    # Keep finished jobs for the report until teardown: the longest TTL admission allows (tenant-job-cleanup
-    # refuses a Job without one), far beyond any replay.
-    spec["ttlSecondsAfterFinished"] = plan.job_max_ttl_seconds
-    return objs
+    """The job exactly as `python -m platform_cli job --kind <kind>` prints it, with the compressed run time
+    and outcome (simulator/kinds.py: where each kind keeps its pods, and what ends it). (A corrected replay
+    gives each pod an end time instead; the run time stays as the fallback, never sooner than that end.)
+    The toleration of a lost node is compressed too. Finished objects are kept for the report until
+    teardown: the longest TTL admission allows (tenant-job-cleanup refuses one without), far beyond any
+    replay."""
+    name = name or job_name(index)
+    objs = template(plan, JobRequest(team=j.team, pool=j.pool, gpus=j.units, nodes=j.pods, priority=j.priority,
+                                     duration=f"{max(1, round(j.duration))}s", name=name, kind=j.kind,
+                                     gpu_busy=j.busy))
+    return kinds.prepare(objs, j.kind, name, compressed_duration(j, speed), j.outcome, lost_node_toleration_s(speed),
+                         plan.job_max_ttl_seconds)
+
+
+def create(client: Client, objs: list[dict[str, Any]]) -> list[str]:
+    """Create a template's objects, what they depend on first (the Service before its Job); their paths."""
+    paths = []
+    for obj in reversed(objs):
+        collection = path_of(obj, kinds.PLURALS[obj["kind"]])
+        client.create(collection, obj)
+        paths.append(f"{collection}/{obj['metadata']['name']}")
+    return paths
 
 
 def compressed_duration(j: TraceJob, speed: float) -> str:
@@ -201,10 +245,19 @@ class _Pod:
     node: str
     phase: str
     deleting: bool
+    units: int = 0          # GPU units it asks for (0: a CPU pod, a Ray head or submitter)
+    unschedulable: bool = False
 
     @property
     def live(self) -> bool:
         return not self.deleting and self.phase in ("Pending", "Running")
+
+
+@dataclass
+class _Node:
+    """A GPU node as the node watch last saw it: its pool, and when it came (clock; None: before the watch)."""
+    pool: str
+    first_seen: float | None
 
 
 @dataclass
@@ -222,16 +275,28 @@ def _unschedulable(obj: dict[str, Any]) -> bool:
 
 
 class _Watcher:
-    """Workloads (admissions, evictions, finishes) and pods (Running, ended) as they change, each on a watch
-    of its own, stamped with the replay's wall clock; with `correct`, each new pod of a trace job is given
-    its end time."""
+    """Workloads (admissions, evictions, finishes), pods (Running, ended) and GPU nodes (added, removed) as
+    they change, each on a watch of its own, stamped with the replay's wall clock; with `correct`, each new
+    pod of a trace job is given its end time. A job whose pods wait for a node after its admission (a pool
+    scaling up, a down node's quota, no node with room) starts its run when they all run.
+
+    Kinds that end by deletion (simulator/kinds.py: rayjob, lws) get no end time: the replay deletes them
+    when their run is up (`deadlines`), and their Workload's deletion is their finish."""
 
     def __init__(self, client: Client, run: Run, plan: Plan, correct: bool):
         self.client = client
         self.run = run
         self.plan = plan
         self.correct = correct
-        self.failing = run.failure_schedule is not None   # watch for lost pods, restarts and late starts
+        self.nodes: dict[str, _Node] = {}        # GPU node name -> its pool, when it came
+        self.workload_job: dict[str, int] = {}   # Workload uid -> its job
+        self.submitted_wall: dict[int, float] = {}
+        self.pod_created: dict[str, float] = {}  # pod uid -> first seen
+        self.ran: set[int] = set()               # jobs whose GPU pods all ran, this admission
+        self.object_paths: dict[int, list[str]] = {}   # job -> its objects' paths, the managed one first
+        self.ending: set[int] = set()            # jobs the replay deleted, their Workload's deletion awaited
+        self.generation: dict[int, int] = {}     # job -> admissions and restarts: a deadline of an older one is void
+        self.deadlines: list[tuple[float, int, int]] = []   # heap of (clock, job, generation): delete then
         self.pods: dict[str, _Pod] = {}          # pod uid -> the trace job's pod as last seen
         self.hit: dict[int, _Hit] = {}           # job -> its node failed, not yet stopped or restarted
         self.restarted_at: dict[int, float] = {} # job -> wall time its run last started over (restart, late start)
@@ -260,11 +325,18 @@ class _Watcher:
         self._stop = threading.Event()
         self.lock = threading.Lock()
         self.threads = []
+        rv = self._list_nodes()
+        thread = threading.Thread(target=self._node_loop, args=(rv,), daemon=True)
+        thread.start()
+        self.threads.append(thread)
         for path, handle in ((WORKLOADS, self.handle), (PODS, self.handle_pod)):
             rv = client.get(path, limit="1")["metadata"]["resourceVersion"]
             thread = threading.Thread(target=self._loop, args=(path, handle, rv), daemon=True)
             thread.start()
             self.threads.append(thread)
+        thread = threading.Thread(target=self._deleter, daemon=True)
+        thread.start()
+        self.threads.append(thread)
         for k in range(PATCHERS if correct else 0):
             thread = threading.Thread(target=self._patcher, args=(self.patches[k],), daemon=True)
             thread.start()
@@ -272,6 +344,13 @@ class _Watcher:
 
     def clock(self) -> float:
         return time.perf_counter() - self.start
+
+    def reset_clock(self) -> None:
+        """The replay's clock starts now: the nodes seen so far were there before any submission."""
+        self.start = time.perf_counter()
+        with self.lock:
+            for node in self.nodes.values():
+                node.first_seen = None
 
     def epoch(self, t: float) -> float:
         """The Unix time of a reading of clock()."""
@@ -287,15 +366,32 @@ class _Watcher:
                 if cv.is_gpu_resource(resource):
                     usage = ps.get("resourceUsage", {}).get(resource, "0")
                     return flavor, int(float(str(usage)))
+        for ps in obj.get("status", {}).get("admission", {}).get("podSetAssignments", []):
             flavors = ps.get("flavors", {})
             if flavors:
                 return next(iter(flavors.values())), 0
         return "", 0
 
+    def _job_of(self, obj: dict[str, Any]) -> int | None:
+        """The trace job (or probe) of a Workload: its owner, the object Kueue manages for the job's kind, as
+        first seen. (Deleted, the owner leaves the ownerReferences of a Workload that has other owners: a
+        LeaderWorkerSet's group Workload is owned by its pods too, and outlives the LeaderWorkerSet.)"""
+        uid = obj["metadata"].get("uid", "")
+        owner = next((o["name"] for o in obj["metadata"].get("ownerReferences", [])
+                      if o.get("kind") in kinds.OWNER_KINDS and index_of(o.get("name", "")) is not None), None)
+        index = index_of(owner or "")
+        if index is None:
+            return self.workload_job.get(uid)
+        self.workload_job[uid] = index
+        return index
+
     @staticmethod
-    def _job_of(obj: dict[str, Any]) -> int | None:
-        owner = next((o["name"] for o in obj["metadata"].get("ownerReferences", []) if o.get("kind") == "Job"), None)
-        return index_of(owner or "")
+    def _job_of_pod(obj: dict[str, Any]) -> int | None:
+        """The trace job (or probe) of a pod: the label every pod template of it carries."""
+        return index_of(obj["metadata"].get("labels", {}).get(kinds.JOB_LABEL, ""))
+
+    def _ends_by_deletion(self, index: int) -> bool:
+        return index >= 0 and self.run.jobs[index].kind in kinds.ENDS_BY_DELETION
 
     def handle(self, obj: dict[str, Any]) -> None:
         index = self._job_of(obj)
@@ -307,7 +403,12 @@ class _Watcher:
         before = self.state.get(index, "pending")
         admitted = c.get("Admitted", {}).get("status") == "True"
         finished = c.get("Finished", {}).get("status") == "True"
-        if finished and before != "finished":
+        if index in self.ending and before == "admitted" and (
+                finished or not admitted or obj["metadata"].get("deletionTimestamp")):
+            # The replay deleted its object: whatever Kueue does to the Workload on the way (Finished with
+            # reason OwnerNotFound, an eviction, the Workload deleted) is the end of its run.
+            self.handle_deleted(obj)
+        elif finished and before != "finished":
             flavor, units = self._assignment(obj)
             reason = c["Finished"].get("reason", "")
             self.state[index] = "finished"
@@ -335,6 +436,8 @@ class _Watcher:
                 self.assignment[index] = (flavor, units)
                 self.disrupted.discard(index)
                 self.unschedulable.discard(index)
+                self.ran.discard(index)
+                waiting = any(p.job == index and p.live and p.unschedulable for p in self.pods.values())
             self._record("admitted", index, flavor=flavor, units=units)
             self.counts["admitted"] += 1
             freed = self.last_free.get(flavor)
@@ -343,6 +446,9 @@ class _Watcher:
                 self.run.handoff.append(now - freed)
             else:   # nothing was freed while it waited: Kueue's own time to admit it (a burst queues)
                 self.run.admission.append(now - since)
+            self._new_deadline(index, now)
+            if waiting:   # a pod of it already waits for a node (the pod watch saw it first)
+                self._wait_for_nodes(index, now)
         elif not admitted and not finished and before == "admitted":
             self.state[index] = "pending"
             self.evicted_at[index] = now
@@ -351,6 +457,8 @@ class _Watcher:
             with self.lock:
                 self.hit.pop(index, None)
                 self.unschedulable.discard(index)
+                self.ran.discard(index)
+                self.generation[index] = self.generation.get(index, 0) + 1   # its deadline is void
             evicted = c.get("Evicted", {})
             reason = evicted.get("reason", "")
             if reason == "Preempted":
@@ -364,8 +472,62 @@ class _Watcher:
             if flavor:
                 self.last_free[flavor] = now
 
-    def handle_pod(self, obj: dict[str, Any], deleted: bool = False) -> None:
+    def handle_deleted(self, obj: dict[str, Any]) -> None:
+        """A Workload deleted: the finish of a job the replay deleted at its end (kinds ended by deletion)."""
         index = self._job_of(obj)
+        if index is None or index < 0 or index not in self.ending or self.state.get(index) != "admitted":
+            return
+        now = self.clock()
+        self.state[index] = "finished"
+        flavor, units = self.assignment.get(index, ("", 0))
+        self._record("finished", index, flavor=flavor, units=units, reason="Succeeded")
+        self.counts["finished"] += 1
+        if flavor:
+            self.last_free[flavor] = now
+
+    def _new_deadline(self, index: int, start: float) -> None:
+        """A job ended by deletion is deleted when its run, from `start` (clock), is up."""
+        if not self._ends_by_deletion(index):
+            return
+        with self.lock:
+            generation = self.generation.get(index, 0) + 1
+            self.generation[index] = generation
+            chain = self.end_chain.value() if self.correct else 0.0
+            at = end_time(start, self.run.jobs[index].duration, self.run.speed, chain)
+            heapq.heappush(self.deadlines, (at, index, generation))
+
+    def _deleter(self) -> None:
+        while not self._stop.wait(0.05):
+            due: list[int] = []
+            with self.lock:
+                while self.deadlines and self.deadlines[0][0] <= self.clock():
+                    _, index, generation = heapq.heappop(self.deadlines)
+                    if self.generation.get(index) == generation and self.state.get(index) == "admitted":
+                        self.ending.add(index)
+                        due.append(index)
+            for index in due:
+                for path in self.object_paths.get(index, []):   # the object of the kind, then its Service, PDB
+                    try:
+                        self.client.delete(path, propagationPolicy="Background")
+                    except (ApiError, OSError) as err:
+                        if not (isinstance(err, ApiError) and err.status == 404):
+                            with self.lock:
+                                self.run.patch_failures += 1
+
+    def _wait_for_nodes(self, index: int, now: float) -> None:
+        """A pod of the admitted job waits for a node: its run starts when they all run, and until then none
+        of its pods may end (each gets its whole run, counted from when it runs)."""
+        with self.lock:
+            if index in self.unschedulable:
+                return
+            self.unschedulable.add(index)
+            relative = [(p.namespace, p.name) for p in self.pods.values() if p.job == index and p.live]
+        if self.correct and not self._ends_by_deletion(index):
+            for namespace, name in relative:
+                self.patch(namespace, name, index, now, compressed_duration(self.run.jobs[index], self.run.speed))
+
+    def handle_pod(self, obj: dict[str, Any], deleted: bool = False) -> None:
+        index = self._job_of_pod(obj)
         if index is None:
             return
         meta = obj["metadata"]
@@ -376,47 +538,64 @@ class _Watcher:
             return
         phase = obj.get("status", {}).get("phase")
         deleting = bool(meta.get("deletionTimestamp"))
+        node = obj.get("spec", {}).get("nodeName", "")
         now = self.clock()
         new = False
         restart: _Hit | None = None
-        late = False
-        relative: list[tuple[str, str]] = []   # pods to give their whole run, counted from when they run
+        late = ran = waiting = False
+        scale_up: ScaleUp | None = None
         with self.lock:
             if uid not in self.pods_seen:
                 self.pods_seen.add(uid)
+                self.pod_created[uid] = now
                 new = not deleting and phase not in ("Succeeded", "Failed")
             if phase == "Running" and uid not in self.pod_running:
                 self.pod_running[uid] = (index, now)
+                came = self.nodes.get(node)
+                if came is None and node and index >= 0 and kinds.units_of(obj):
+                    # A GPU node the node watch has not reported yet (another stream): it is brand new.
+                    came = self.nodes[node] = _Node(self.run.jobs[index].pool, now)
+                submitted = self.submitted_wall.get(index)
+                if (index >= 0 and came is not None and came.first_seen is not None and submitted is not None
+                        and came.first_seen > submitted):
+                    speed = self.run.speed
+                    scale_up = ScaleUp(index, came.pool, node, self.pod_created[uid] * speed, now * speed)
             elif phase in ("Succeeded", "Failed") and uid not in self.pod_ended:
                 self.pod_ended[uid] = (index, now)
                 self.pod_running.setdefault(uid, (index, now))
                 self.last_ended[index] = max(now, self.last_ended.get(index, now))
             if index >= 0:
-                self.pods[uid] = _Pod(index, meta["namespace"], meta["name"], obj.get("spec", {}).get("nodeName", ""),
-                                      phase or "", deleting)
-            if self.failing and index >= 0 and not deleting and self.state.get(index) == "admitted":
+                self.pods[uid] = _Pod(index, meta["namespace"], meta["name"], node, phase or "", deleting,
+                                      kinds.units_of(obj), phase == "Pending" and _unschedulable(obj))
+            if scale_up is not None:
+                self.run.scale_ups.append(scale_up)
+            if index >= 0 and not deleting and self.state.get(index) == "admitted":
+                gpu = [p for p in self.pods.values() if p.job == index and p.live and p.units]
+                all_run = (len(gpu) >= self.run.jobs[index].pods and all(p.phase == "Running" for p in gpu))
                 if phase == "Pending" and _unschedulable(obj) and index not in self.unschedulable:
-                    # No node for it (its pool's node is down): the job's run starts when all its pods run,
-                    # and until then none of them may end.
-                    self.unschedulable.add(index)
-                    relative = [(p.namespace, p.name) for p in self.pods.values() if p.job == index and p.live]
+                    waiting = True
                 elif phase == "Running":
                     hit = self.hit.get(index)
                     if hit is not None and uid not in hit.pods:
                         restart = hit
                     elif hit is None and index in self.unschedulable:
-                        mine = [p for p in self.pods.values() if p.job == index and p.live]
-                        late = len(mine) == self.run.jobs[index].pods and all(p.phase == "Running" for p in mine)
-        if self.correct:
-            for namespace, name in relative:
-                self.patch(namespace, name, index, now, compressed_duration(self.run.jobs[index], self.run.speed))
+                        late = all_run
+                if all_run and index not in self.ran:
+                    self.ran.add(index)
+                    ran = True
+        if waiting:
+            self._wait_for_nodes(index, now)
+        if ran:
+            flavor, units = self.assignment.get(index, ("", 0))
+            self._record("running", index, flavor=flavor, units=units)
         if restart is not None:
             self._start_over(index, now, "restarted", restart.node)
         elif late:
             self._start_over(index, now, "started", "unschedulable")
         # A replacement for a pod lost to a failed node, or a pod of a job waiting for a node, keeps its whole
         # run (counted from when it runs) until the job starts; any other new pod ends on the trace's time.
-        if new and self.correct and index >= 0 and index not in self.hit and index not in self.unschedulable:
+        if (new and self.correct and index >= 0 and index not in self.hit and index not in self.unschedulable
+                and not self._ends_by_deletion(index)):
             self.patch(meta["namespace"], meta["name"], index, now, None)
 
     def _start_over(self, index: int, now: float, kind: str, reason: str) -> None:
@@ -429,7 +608,9 @@ class _Watcher:
             mine = [(p.namespace, p.name) for p in self.pods.values() if p.job == index and p.live]
             flavor, units = self.assignment.get(index, ("", 0))
         self._record(kind, index, flavor=flavor, units=units, reason=reason)
-        if self.correct:
+        if self._ends_by_deletion(index):
+            self._new_deadline(index, now)
+        elif self.correct:
             for namespace, name in mine:
                 self.patch(namespace, name, index, now, None)
 
@@ -437,6 +618,11 @@ class _Watcher:
         """Nodes running a trace job's pod."""
         with self.lock:
             return {p.node for p in self.pods.values() if p.node and p.phase == "Running" and not p.deleting}
+
+    def pool_nodes(self, pool: str) -> list[str]:
+        """The pool's nodes up now (registered, the autoscaler's, spares)."""
+        with self.lock:
+            return sorted(name for name, n in self.nodes.items() if n.pool == pool)
 
     def fail_node(self, node: str, now: float) -> list[tuple[int, int]]:
         """The trace jobs with pods on `node`, which failed at `now` (clock), and the units they held there.
@@ -458,8 +644,66 @@ class _Watcher:
                 mine += [(self.pods[uid].namespace, self.pods[uid].name, index) for uid in pods]
         if self.correct:
             for namespace, name, index in mine:
-                self.patch(namespace, name, index, now, compressed_duration(self.run.jobs[index], self.run.speed))
+                if not self._ends_by_deletion(index):
+                    self.patch(namespace, name, index, now, compressed_duration(self.run.jobs[index], self.run.speed))
         return hits
+
+    # ---- GPU nodes -------------------------------------------------------------------------------------
+
+    def _list_nodes(self) -> str:
+        """Every GPU node now (kept: their first sighting stays); the list's resourceVersion."""
+        listing = self.client.get(NODES)
+        names = set()
+        with self.lock:
+            initial = not self.nodes
+            for n in listing["items"]:
+                pool = n["metadata"].get("labels", {}).get(cv.POOL)
+                if pool is None:
+                    continue
+                names.add(n["metadata"]["name"])
+                self.nodes.setdefault(n["metadata"]["name"], _Node(pool, None if initial else self.clock()))
+            for name in set(self.nodes) - names:
+                del self.nodes[name]
+        return listing["metadata"]["resourceVersion"]
+
+    def handle_node(self, kind: str, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        pool = meta.get("labels", {}).get(cv.POOL)
+        if pool is None:
+            return
+        with self.lock:
+            if kind == "DELETED":
+                self.nodes.pop(meta["name"], None)
+            elif meta["name"] not in self.nodes:
+                self.nodes[meta["name"]] = _Node(pool, self.clock())
+
+    def _node_loop(self, rv: str) -> None:
+        while not self._stop.is_set():
+            try:
+                for event in self.client.watch(NODES, rv, timeout_seconds=600):
+                    obj = event.get("object", {})
+                    rv = obj.get("metadata", {}).get("resourceVersion", rv)
+                    if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                        self.handle_node(event["type"], obj)
+                    if self._stop.is_set():
+                        return
+            except (ApiError, OSError):
+                if self._stop.is_set():
+                    return
+                time.sleep(0.5)
+                rv = self._list_nodes()   # events were missed: start again from what is there
+
+    def sample_nodes(self) -> NodeSample:
+        """The GPU nodes up now, each with the units the trace's pods bound to it hold."""
+        with self.lock:
+            held: dict[str, int] = {}
+            for p in self.pods.values():
+                if p.node and p.live:
+                    held[p.node] = held.get(p.node, 0) + p.units
+            pools: dict[str, list[tuple[str, int]]] = {}
+            for name, n in sorted(self.nodes.items()):
+                pools.setdefault(n.pool, []).append((name, held.get(name, 0)))
+        return NodeSample(self.clock() * self.run.speed, {k: tuple(v) for k, v in pools.items()})
 
     def end_of(self, index: int, seen: float) -> float:
         """When a pod of the job should end (clock): its admission plus the compressed run, less the end of
@@ -513,6 +757,8 @@ class _Watcher:
                         handle(obj)
                     elif event.get("type") == "DELETED" and path == PODS:
                         self.handle_pod(obj, deleted=True)
+                    elif event.get("type") == "DELETED" and path == WORKLOADS:
+                        self.handle_deleted(obj)
                     if self._stop.is_set():
                         return
             except (ApiError, OSError):
@@ -542,8 +788,12 @@ class _Watcher:
 
 
 def _probe_target(plan: Plan) -> tuple[str, str, int] | None:
-    """(team, pool, units) for the probes: the quota with the most nominal units, so they all fit at once."""
-    best = max(((q.nominal, t.name, q.pool) for t in plan.teams for q in t.quotas), default=None)
+    """(team, pool, units) for the probes: the quota with the most nominal units, so they all fit at once,
+    on a pool with nodes up from the start where there is one (on an empty pool that scales, the probes
+    would measure a scale-up, not the chain)."""
+    quotas = [(q.nominal, t.name, q.pool) for t in plan.teams for q in t.quotas]
+    up = [q for q in quotas if registered_nodes(plan.pools_by_name[q[2]]) > 0]
+    best = max(up or quotas, default=None)
     if best is None or best[0] < 1:
         return None
     return best[1], best[2], min(PROBES, int(best[0]))
@@ -562,10 +812,7 @@ def calibrate(client: Client, plan: Plan, watcher: _Watcher) -> list[float]:
         index = -1 - k
         probe = TraceJob(0, 0.0, team, pool, 1, 1, PROBE_RUN_S)
         watcher.compressed[index] = PROBE_RUN_S
-        for obj in reversed(objects_for(plan, probe, index, 1.0, name=f"{PROBE_PREFIX}{k}")):
-            plural = "services" if obj["kind"] == "Service" else "jobs"
-            client.create(path_of(obj, plural), obj)
-            created.append(f"{path_of(obj, plural)}/{obj['metadata']['name']}")
+        created += create(client, objects_for(plan, probe, index, 1.0, name=f"{PROBE_PREFIX}{k}"))
     deadline = time.monotonic() + PROBE_TIMEOUT_S
     while time.monotonic() < deadline and len(watcher.probe_timings) < count:
         time.sleep(0.1)
@@ -614,7 +861,8 @@ class _Injector:
 
     def _fail(self, k: int, failure: NodeFailure) -> None:
         pool = self.plan.pools_by_name[failure.pool]
-        up = [n for n in pool_nodes(pool, self.run.spares.get(pool.name, 0)) if n not in self.down]
+        # The pool's nodes up now: registered, the autoscaler's and spares (an elastic pool may have none).
+        up = [n for n in self.watcher.pool_nodes(pool.name) if n not in self.down]
         node = pick(failure, k, self.run.failure_seed, up, self.watcher.busy_nodes())
         now = self.watcher.clock()
         record = Injected(failure, now * self.run.speed, node)
@@ -683,26 +931,43 @@ def remove_spares(client: Client, plan: Plan, per_pool: dict[str, int]) -> None:
                 raise
 
 
+def registered_node_names(plan: Plan) -> list[str]:
+    """The GPU nodes the live cluster registers itself (gpu_platform.nodes.registered_nodes): those of a pool
+    that scales beyond its minimum come and go with the autoscaler."""
+    return [node_name(p, i) for p in plan.pools for i in range(registered_nodes(p))]
+
+
 def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horizon: float,
            progress: Callable[[str], None] | None = None, correct: bool = True,
            failures: list[NodeFailure] | None = None, failure_seed: int = 0, spares: dict[str, int] | None = None,
-           failure_rate: float | None = None) -> Run:
+           failure_rate: float | None = None, scale_up_delay_s: float | None = None,
+           scale_down_delay_s: float | None = None) -> Run:
     """Submit every job due before the horizon at its time and watch until the horizon. With `correct`
     (the default) the simulator's own chain is measured first and every pod ends on the trace's time.
     `failures` (None: none, and nothing watched for them) fail nodes on the way, `spares` (nodes per pool)
-    are added first (remove_spares takes them away)."""
+    are added first (remove_spares takes them away). The GPU nodes up are sampled throughout (node-hours,
+    cost and idle in the report follow them); the autoscaler's delays, in trace seconds, are recorded for
+    the report when given (the cluster was started with them: cli.simulate_all)."""
     run = Run(jobs=jobs, speed=speed, horizon=horizon, corrected=correct, failure_schedule=failures,
               failure_seed=failure_seed, failure_rate=failure_rate, spares=dict(spares or {}),
-              toleration_s=lost_node_toleration_s(speed) * speed)
+              toleration_s=lost_node_toleration_s(speed) * speed, node_samples=[],
+              scale_up_delay_s=scale_up_delay_s, scale_down_delay_s=scale_down_delay_s)
     if failures is not None:   # every node up (a previous replay's failures were repaired), then the spares
-        wait_healthy(client, [n for p in plan.pools for n in pool_nodes(p)])
+        wait_healthy(client, registered_node_names(plan))
     if spares:
         add_spares(client, plan, spares)
     watcher = _Watcher(client, run, plan, correct)
     if correct:   # the probes' ends are the end-of-chain estimate's first measurements
         run.calibration = calibrate(client, plan, watcher)
-    watcher.start = time.perf_counter()
+    watcher.reset_clock()
     clock = watcher.clock
+    samples = run.node_samples
+
+    def sample() -> None:
+        while True:
+            samples.append(watcher.sample_nodes())
+            if stop_progress.wait(NODE_SAMPLE_S):
+                return
     due = [(i, j) for i, j in enumerate(jobs) if j.submit < horizon]
     end_wall = horizon / speed
     submitted = 0
@@ -719,6 +984,8 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
 
     reporter = threading.Thread(target=report, daemon=True)
     reporter.start()
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     errors: list[BaseException] = []
     injector = _Injector(client, plan, watcher, run, errors)
     injector.start()
@@ -726,9 +993,10 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     def submit(i: int, j: TraceJob) -> None:
         nonlocal submitted
         try:
-            for obj in reversed(objects_for(plan, j, i, speed)):   # the Service before its Job
-                plural = "services" if obj["kind"] == "Service" else "jobs"
-                client.create(path_of(obj, plural), obj)
+            objs = objects_for(plan, j, i, speed)
+            with watcher.lock:
+                watcher.object_paths[i] = [f"{path_of(o, kinds.PLURALS[o['kind']])}/{o['metadata']['name']}" for o in objs]
+            create(client, objs)
         except BaseException as err:  # reported after the replay, with the job that failed
             errors.append(RuntimeError(f"submitting trace line {j.line} ({job_name(i)}): {err}"))
             return
@@ -745,7 +1013,7 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
             # Submitted when sent (before Kueue can have seen it), so a wait is never negative.
             with watcher.lock:
                 run.events.append(Event(clock() * speed, i, "submitted"))
-                watcher.pending_since[i] = clock()
+                watcher.pending_since[i] = watcher.submitted_wall[i] = clock()
                 watcher.compressed[i] = j.duration / speed
             pool.submit(submit, i, j)
         pool.shutdown(wait=True)
@@ -764,6 +1032,7 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
         watcher.stop()
         stop_progress.set()
         reporter.join(timeout=2)
+        sampler.join(timeout=2)
         if progress:
             progress("")
     run.wall_seconds = clock()
@@ -776,23 +1045,43 @@ _last_plain = [0.0]
 
 
 def drain(client: Client, plan: Plan, timeout: float = 180) -> None:
-    """Delete every job of the plan's teams and wait until no workload, pod or quota usage is left."""
+    """Delete every job of the plan's teams (of every kind) and wait until no workload, pod or quota usage is
+    left, and the pools that scale are back at their minimum (the next replay starts as this one did)."""
     namespaces = {ns for t in plan.teams for ns in t.namespaces}
     for ns in namespaces:
-        for coll in (f"/apis/batch/v1/namespaces/{ns}/jobs", f"/api/v1/namespaces/{ns}/services"):
+        for api_version, plural in kinds.COLLECTIONS:
+            prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
             try:
-                client.delete(coll, propagationPolicy="Background")
+                client.delete(f"{prefix}/namespaces/{ns}/{plural}", propagationPolicy="Background")
             except ApiError as err:
-                if err.status != 404:
+                if err.status != 404:   # 404: a kind whose controller this cluster does not run
                     raise
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         busy = any(w["metadata"]["namespace"] in namespaces for w in client.get(WORKLOADS)["items"])
         busy = busy or any(p["metadata"]["namespace"] in namespaces for p in client.get("/api/v1/pods")["items"])
         if not busy:
-            return
+            break
         time.sleep(0.5)
-    raise TimeoutError(f"jobs of {sorted(namespaces)} still present after {timeout:.0f}s")
+    else:
+        raise TimeoutError(f"jobs of {sorted(namespaces)} still present after {timeout:.0f}s")
+    wait_at_min(client, plan, max(10.0, deadline - time.monotonic()))
+
+
+def added_nodes(client: Client) -> list[str]:
+    """The nodes the autoscaler added (Karpenter labels each with its NodePool)."""
+    return sorted(n["metadata"]["name"] for n in client.get(NODES)["items"]
+                  if cv.KARPENTER_NODEPOOL_LABEL in n["metadata"].get("labels", {}))
+
+
+def wait_at_min(client: Client, plan: Plan, timeout: float) -> None:
+    """Until the pools that scale are at their minimum again: the autoscaler has removed the nodes it added
+    (after its scale-down delay, once they are empty)."""
+    deadline = time.monotonic() + timeout
+    while added := added_nodes(client):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"nodes the autoscaler added still up after {timeout:.0f}s: {', '.join(added)}")
+        time.sleep(0.5)
 
 
 def terminal_progress(line: str) -> None:

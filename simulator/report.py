@@ -1,7 +1,8 @@
 """The report of a replay: a terminal table, report.json, report.md (for a pull-request comment) and PNG
-plots (utilization over time per pool, queue depth per team, wait-time CDF per team); and, for a
-comparison, the deltas of a second configuration against the first, side by side. A replay with node
-failures adds their table (metrics.failure_figures: the figures are computed there, only shown here)."""
+plots (utilization over time per pool, queue depth per team, wait-time CDF per team, nodes up per pool);
+and, for a comparison, the deltas of a second configuration against the first, side by side. The nodes
+that ran (metrics.node_figures) and a replay's node failures (metrics.failure_figures) have tables of
+their own: the figures are computed there, only shown here."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ from pathlib import Path
 from typing import Any
 
 POOL_HEADERS = ["pool", "utilization (saturated)", "utilization (all)", "idle GPU-h"]
-TEAM_HEADERS = ["team", "submitted", "finished", "wait p50 h", "wait p95 h", "wait max h", "GPU-h used",
-                "GPU-h nominal", "borrowed GPU-h", "lent GPU-h", "preemptions", "GPU-h lost"]
+TEAM_HEADERS = ["team", "submitted", "finished", "wait p50 h", "wait p95 h", "wait max h", "to running p50 h",
+                "to running p95 h", "GPU-h used", "GPU-h nominal", "borrowed GPU-h", "lent GPU-h", "preemptions",
+                "GPU-h lost"]
+NODE_HEADERS = ["pool", "capacity", "nodes start/peak/max", "node-h up", "cost $", "cost at max $", "idle GPU-h",
+                "reserved idle GPU-h", "elastic idle GPU-h", "partly used idle GPU-h", "held, no node GPU-h",
+                "scale-up pods", "scale-up p50/p95 s"]
 FAILURE_HEADERS = ["pool", "node failures", "jobs hit", "requeued", "restarted", "redone GPU-h", "stalled GPU-h",
                    "down GPU-h", "lost GPU-h", "recovery p50 h", "delay max h"]
 SPARE_HEADERS = ["down, not covered GPU-h", "spare GPU-h"]
@@ -42,8 +47,39 @@ def _pool_rows(r: dict[str, Any]) -> list[list[Any]]:
 
 def _team_rows(r: dict[str, Any]) -> list[list[Any]]:
     return [[name, t["submitted"], t["finished"], t["wait_p50_h"], t["wait_p95_h"], t["wait_max_h"],
-             t["gpu_hours_used"], t["gpu_hours_nominal"], t["borrowed_gpu_hours"], t["lent_gpu_hours"],
-             t["preemptions"], t["gpu_hours_lost"]] for name, t in r["teams"].items()]
+             t.get("wait_to_run_p50_h"), t.get("wait_to_run_p95_h"), t["gpu_hours_used"], t["gpu_hours_nominal"],
+             t["borrowed_gpu_hours"], t["lent_gpu_hours"], t["preemptions"], t["gpu_hours_lost"]]
+            for name, t in r["teams"].items()]
+
+
+def _node_rows(n: dict[str, Any]) -> list[list[Any]]:
+    def latency(p: dict[str, Any]) -> str:
+        return "-" if p["scale_up_p50_s"] is None else f"{p['scale_up_p50_s']:,.0f}/{p['scale_up_p95_s']:,.0f}"
+
+    return [[name, p["capacity_type"] + ("" if p["scales"] else ", whole"),
+             f"{p['nodes_at_start']}/{p['nodes_peak']}/{p['nodes_max']}", p["node_hours"], p["usd"], p["usd_at_max"],
+             p["idle_gpu_hours"], p["reserved_idle_gpu_hours"], p["elastic_idle_gpu_hours"],
+             p["partly_used_idle_gpu_hours"], p["held_without_node_gpu_hours"], p["scale_up_pods"], latency(p)]
+            for name, p in n["pools"].items()]
+
+
+def nodes_text(n: dict[str, Any], speed: float, markdown: bool = False) -> list[str]:
+    """The nodes that ran: their table (per pool) and what it adds up to, in words."""
+    delays = ""
+    if n.get("scale_up_delay_s") is not None:
+        delays = (f" (the autoscaler's delays in trace time: a node added after {_fmt(n['scale_up_delay_s'])} s, an "
+                  f"empty one removed after {_fmt(n['scale_down_delay_s'])} s)")
+    latency = ("no pod waited for a node to be added" if not n["scale_up_pods"] else
+               f"{n['scale_up_pods']} pods ran on a node added after their job's submission: pod created -> Running "
+               f"p50/p95/max {_fmt(n['scale_up_p50_s'])}/{_fmt(n['scale_up_p95_s'])}/{_fmt(n['scale_up_max_s'])} s of "
+               f"trace time ({_fmt(n['scale_up_p50_wall_s'])} s wall p50 at {speed:g}x)")
+    words = (f"nodes that ran: {_fmt(n['node_hours'])} node-hours, ${n['usd']:,.0f} (every pool at capacity.max: "
+             f"${n['usd_at_max']:,.0f}); idle (up, not allocated) {_fmt(n['idle_gpu_hours'])} GPU-h = reserved "
+             f"{_fmt(n['reserved_idle_gpu_hours'])} (paid anyway) + elastic {_fmt(n['elastic_idle_gpu_hours'])} (empty "
+             f"nodes up: the scale-down delay, or nodes ahead of their pods) + partly used "
+             f"{_fmt(n['partly_used_idle_gpu_hours'])}; {_fmt(n['held_without_node_gpu_hours'])} GPU-h of quota held "
+             f"while its nodes were added (in the waits, not in the bill); {latency}{delays}")
+    return [table(NODE_HEADERS, _node_rows(n), markdown), words]
 
 
 def _pct(x: float | None) -> str:
@@ -67,7 +103,10 @@ def text(r: dict[str, Any], title: str, markdown: bool = False) -> str:
             + (f"; admission of a job that found room p50/max {_fmt(sim['kueue_admission_p50_s'])}/"
                f"{_fmt(sim['kueue_admission_max_s'])} s wall (a burst of submissions queues)"
                if sim.get("kueue_admission_max_s") is not None else ""))
-    parts = [head, table(POOL_HEADERS, _pool_rows(r), markdown), table(TEAM_HEADERS, _team_rows(r), markdown)]
+    parts = [head, table(POOL_HEADERS, _pool_rows(r), markdown)]
+    if r.get("nodes"):
+        parts += nodes_text(r["nodes"], r["speed"], markdown)
+    parts.append(table(TEAM_HEADERS, _team_rows(r), markdown))
     if r.get("failures"):
         parts += failures_text(r["failures"], markdown)
     parts.append(foot)
@@ -166,6 +205,14 @@ def compare_text(a: dict[str, Any], b: dict[str, Any], name_a: str, name_b: str,
     overall = [["fairness (Jain)", _delta(a["fairness_jain"], b["fairness_jain"])],
                ["cost per finished job (USD)", _delta(a["cost"]["usd_per_finished_job"], b["cost"]["usd_per_finished_job"])],
                ["jobs finished", _delta(a["jobs_finished"], b["jobs_finished"])]]
+    na, nb = a.get("nodes"), b.get("nodes")
+    if na or nb:
+        na, nb = na or {}, nb or {}
+        overall += [[label, _delta(na.get(key), nb.get(key))] for label, key in (
+            ("node-hours up", "node_hours"), ("cost of the nodes up (USD)", "usd"),
+            ("elastic idle GPU-h (empty nodes up)", "elastic_idle_gpu_hours"),
+            ("reserved idle GPU-h", "reserved_idle_gpu_hours"),
+            ("scale-up latency p95 s", "scale_up_p95_s"))]
     fa, fb = a.get("failures"), b.get("failures")
     if fa or fb:
         fa, fb = fa or {}, fb or {}
@@ -238,4 +285,16 @@ def plots(r: dict[str, Any], out: Path, title: str) -> list[Path]:
     fig.savefig(out / "wait-cdf.png", dpi=110)
     plt.close(fig)
     written.append(out / "wait-cdf.png")
+
+    if "nodes_up" in r["series"]:
+        fig, ax = plt.subplots(figsize=(8, 4))
+        for pool, ys in r["series"]["nodes_up"].items():
+            ax.step(t, ys, where="post", label=pool)
+        ax.set(xlabel="trace time (h)", ylabel="GPU nodes up", title=f"Nodes up per pool: {title}")
+        ax.legend(fontsize=8, loc="upper right")
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(out / "nodes-up.png", dpi=110)
+        plt.close(fig)
+        written.append(out / "nodes-up.png")
     return written

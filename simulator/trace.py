@@ -12,6 +12,8 @@ Fields (README, "What-if simulation", trace format):
     outcome   succeeded (default) or failed: a failed job's pods fail when its duration is up
     name      a label for the job in reports (optional)
     busy      the fraction of the time its pods keep their GPUs busy, 0..1 (optional; default all the time)
+    kind      job (default), jobset, trainjob, rayjob or lws: what is submitted, the `job --kind` template
+              (simulator/kinds.py says what finishes each)
 
 A trace is checked whole before anything starts: every problem is reported with its line number and
 what would be valid, and a bad trace starts nothing.
@@ -27,10 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from gpu_platform.jobs import JobError, JobRequest, NeverAdmitted, check
+from gpu_platform.jobs import JobError, JobRequest, NeverAdmitted
 from gpu_platform.plan import Plan
+from gpu_platform.workload_templates import template
 
-FIELDS = ("submit", "team", "pool", "units", "pods", "duration", "priority", "outcome", "name", "busy")
+from . import kinds
+
+FIELDS = ("submit", "team", "pool", "units", "pods", "duration", "priority", "outcome", "name", "busy", "kind")
 OUTCOMES = ("succeeded", "failed")
 REQUIRED = ("submit", "team", "pool", "units", "duration")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -50,6 +55,7 @@ class TraceJob:
     outcome: str = "succeeded"
     name: str | None = None
     busy: float | None = None
+    kind: str = "job"
 
     @property
     def total_units(self) -> int:
@@ -156,9 +162,14 @@ def parse(text: str, plan: Plan, source: str = "trace") -> list[TraceJob]:
         if outcome not in OUTCOMES:
             problems.append(f"{where}: outcome {outcome!r}; valid: {', '.join(OUTCOMES)}")
             continue
+        kind = str(raw.get("kind") or "job")
+        problem = kinds.problem(kind, outcome)
+        if problem:
+            problems.append(f"{where}: {problem}")
+            continue
         job = TraceJob(line, submit, str(raw["team"]), str(raw["pool"]), units, pods, duration,
                        str(raw["priority"]) if raw.get("priority") else None, outcome,
-                       str(raw["name"]) if raw.get("name") else None, busy)
+                       str(raw["name"]) if raw.get("name") else None, busy, kind)
         problem = _check_against_plan(job, plan)
         if problem:
             problems.append(f"{where}: {problem}")
@@ -174,14 +185,15 @@ TRACE_SHAPE = "pods {pods} with units {units}"
 
 
 def _check_against_plan(job: TraceJob, plan: Plan) -> str | None:
-    """What the job template refuses (unknown team or pool, no quota, more units than a node holds, more than
-    the team can ever hold on the pool, an ungranted priority), in its words; None when the job could run.
+    """What the kind's template refuses (unknown team or pool, no quota, more units than a node holds, more than
+    the team can ever hold on the pool, an ungranted priority, a kind whose controller or Kueue integration
+    the stack lacks, a serving kind off an inference pool), in its words; None when the job could run.
 
     "Ever hold" is the plan's reach (gpu_platform.quota_reach), what Kueue's cohort tree can really give the
     team under its siblings' lending limits: a job above it would wait forever, so the replay never starts."""
     try:
-        check(plan, JobRequest(team=job.team, pool=job.pool, gpus=job.units, nodes=job.pods, priority=job.priority,
-                               gpu_busy=job.busy))
+        template(plan, JobRequest(team=job.team, pool=job.pool, gpus=job.units, nodes=job.pods, priority=job.priority,
+                                  kind=job.kind, name="trace-check", gpu_busy=job.busy))
     except NeverAdmitted as err:
         return err.message(TRACE_SHAPE)
     except JobError as err:
@@ -203,5 +215,5 @@ def dump_csv(jobs: Iterable[TraceJob]) -> str:
     w.writerow(FIELDS)
     for j in jobs:
         w.writerow([f"{j.submit:.1f}", j.team, j.pool, j.units, j.pods, f"{j.duration:.1f}", j.priority or "", j.outcome,
-                    j.name or "", "" if j.busy is None else f"{j.busy:g}"])
+                    j.name or "", "" if j.busy is None else f"{j.busy:g}", j.kind])
     return out.getvalue()

@@ -97,6 +97,11 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     tmp = tmp_path_factory.mktemp("simulate")
     base = write_kubernetes_layer(STACK, tmp / "base.stack.yaml")
     doc = yaml.safe_load(base.read_text())
+    # Every pool whole (min = max): these answers are known for nodes that are there; an elastic pool's
+    # scale-up would add to every wait (tests/simulate/test_elastic_kinds.py replays the elastic stack).
+    for pool in doc["config"]["gpu-platform:platform"]["pools"]:
+        pool["capacity"]["min"] = pool["capacity"]["max"]
+    base.write_text(yaml.safe_dump(doc, sort_keys=False))
     owner = next(t for t in doc["config"]["gpu-platform:platform"]["teams"] if t["name"] == "owner")
     owner["quotas"]["lend"]["lendingLimit"] = 0
     no_lend = tmp / "no-lend.stack.yaml"

@@ -49,6 +49,6 @@ def test_a_trace_column_declares_it_for_the_replayed_pods() -> None:
     assert [j.busy for j in jobs] == [0.3, None]
     assert _annotations(objects_for(plan, jobs[0], 1, speed=60))[ANNOTATION] == "0.3"
     assert ANNOTATION not in _annotations(objects_for(plan, jobs[1], 2, speed=60))
-    assert dump_csv(jobs).splitlines()[1].endswith(",0.3")
+    assert dump_csv(jobs).splitlines()[1].endswith(",0.3,job")   # busy, then kind
     with pytest.raises(TraceError, match=r"line 2: gpu-busy 1\.2 is not a fraction"):
         parse("submit,team,pool,units,duration,busy\n0,solo,fill,8,1h,1.2\n", plan)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from gpu_platform.stack_files import load_plan
 from gpu_platform.spec import load_stack_config
@@ -576,3 +577,197 @@ def test_spare_nodes_are_each_pools_next_nodes_with_its_labels_and_taints(sim_pl
     assert {k: v for k, v in spare["metadata"]["labels"].items() if k != hostname} == \
         {k: v for k, v in first["metadata"]["labels"].items() if k != hostname}   # same pool, same rack
     assert spare["spec"]["taints"] == first["spec"]["taints"] and spare["status"] == first["status"]
+
+
+# ---- kinds in a trace (issue 24) ---------------------------------------------------------------------------
+
+
+def test_a_trace_may_name_a_kind_and_every_kind_it_cannot_replay_is_named(sim_plan) -> None:
+    ok = parse("submit,team,pool,units,pods,duration,kind\n0,solo,fill,8,2,1h,jobset\n0,left,share,2,1,10m,\n"
+               "0,left,share,2,1,10m,rayjob\n", sim_plan)
+    assert [j.kind for j in ok] == ["jobset", "job", "rayjob"]
+    assert dump_csv(ok).splitlines()[1] == "0.0,solo,fill,8,2,3600.0,,succeeded,,,jobset"  # name, busy empty
+    text = "\n".join([
+        "submit,team,pool,units,pods,duration,outcome,kind",
+        "0,solo,fill,8,1,1h,,deployment",     # line 2: not a kind
+        "0,solo,fill,8,1,1h,failed,rayjob",   # 3: a RayJob ends by deletion: it cannot fail
+        "0,solo,fill,8,1,1h,failed,trainjob", # 4: Trainer's runtime retries a failed pod
+        "0,left,share,2,2,1h,,lws",           # 5: serving on a batch pool (the template's own refusal)
+        "0,solo,fill,8,1,1h,failed,jobset",   # 6: fine
+    ])
+    with pytest.raises(TraceError) as err:
+        parse(text, sim_plan, "t.csv")
+    problems = err.value.problems
+    assert [p.split(":")[0] for p in problems] == ["line 2", "line 3", "line 4", "line 5"]
+    assert problems[0] == "line 2: kind 'deployment'; valid: job, jobset, trainjob, rayjob, lws"
+    assert "outcome 'failed' cannot be replayed for kind 'rayjob' (it ends when the replay deletes it)" in problems[1]
+    assert "kind 'trainjob' (Trainer's torch runtime retries a failed pod" in problems[2]
+    assert "pool 'share' is a batch pool; a LeaderWorkerSet serves on inference pools" in problems[3]
+
+
+def test_replayed_kinds_carry_the_trace_job_and_end_as_their_kind_does(sim_plan) -> None:
+    from simulator import kinds
+
+    label, duration = "sim.gpu-platform.io/job", "sim.gpu-platform.io/duration"
+    jobset, = objects_for(sim_plan, TraceJob(1, 0.0, "solo", "fill", 8, 2, 3600.0, outcome="failed", kind="jobset"),
+                          7, speed=120)
+    (pod,) = kinds.pod_templates(jobset)
+    assert jobset["metadata"]["name"] == pod["metadata"]["labels"][label] == "j00007"
+    assert pod["metadata"]["annotations"][duration] == "30000ms"
+    assert pod["metadata"]["annotations"]["sim.gpu-platform.io/outcome"] == "failed"
+    assert {t["tolerationSeconds"] for t in pod["spec"]["tolerations"] if t.get("effect") == "NoExecute"} == {1}
+    assert jobset["spec"]["ttlSecondsAfterFinished"] == sim_plan.job_max_ttl_seconds
+    trainjob, = objects_for(sim_plan, TraceJob(1, 0.0, "solo", "fill", 8, 2, 3600.0, kind="trainjob"), 8, speed=60)
+    (pod,) = kinds.pod_templates(trainjob)
+    assert pod["metadata"]["annotations"][duration] == "60000ms" and pod["metadata"]["labels"][label] == "j00008"
+    # A RayJob's pods (head, workers, submitter) run until the replay deletes it: no end of their own.
+    rayjob, = objects_for(sim_plan, TraceJob(1, 0.0, "left", "share", 4, 2, 600.0, kind="rayjob"), 9, speed=10)
+    pods = list(kinds.pod_templates(rayjob))
+    assert len(pods) == 3 and all(p["metadata"]["labels"][label] == "j00009" for p in pods)
+    assert not any(duration in p["metadata"].get("annotations", {}) for p in pods)
+    assert [kinds.units_of(p) for p in pods] == [0, 4, 0]
+    assert kinds.managed([rayjob]) is rayjob and kinds.PLURALS[rayjob["kind"]] == "rayjobs"
+
+
+def test_a_serving_line_is_a_leaderworkerset_without_an_end_of_its_own() -> None:
+    from simulator import kinds
+
+    live_plan = load_plan(None, str(ROOT / "tests" / "live" / "stack.yaml"))[1]
+    objs = objects_for(live_plan, TraceJob(1, 0.0, "delta", "shared", 1, 2, 600.0, kind="lws"), 3, speed=10)
+    assert [o["kind"] for o in objs] == ["LeaderWorkerSet", "Service", "PodDisruptionBudget"]
+    leader, worker = kinds.pod_templates(objs[0])
+    for pod in (leader, worker):
+        assert pod["metadata"]["labels"]["sim.gpu-platform.io/job"] == "j00003"
+        assert "sim.gpu-platform.io/duration" not in pod["metadata"]["annotations"]
+        assert kinds.units_of(pod) == 1
+
+
+def test_a_replay_runs_the_controllers_its_kinds_need() -> None:
+    from simulator.kinds import workloads_setting
+
+    assert workloads_setting({"job"}) == "none"
+    assert workloads_setting({"job", "jobset"}) == "jobset"
+    assert workloads_setting({"trainjob"}) == "jobset,trainer"      # Trainer runs a TrainJob as a JobSet
+    assert workloads_setting({"lws", "rayjob", "job"}) == "leaderWorkerSet,kuberay"
+
+
+# ---- elastic pools: the nodes that ran (issue 23, item 5) --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def reserved_plan():
+    """The simulator's test stack with `fill` a capacity reservation (2 x p5.48xlarge, paid whole); share and
+    lend stay on demand, 0-2 nodes."""
+    from gpu_platform.plan import build_plan
+
+    doc = yaml.safe_load(SIM_STACK.read_text())
+    doc["config"]["gpu-platform:platform"]["pools"][0]["capacity"] = {
+        "type": "capacity-reservation", "reservationId": "cr-0123456789abcdef0", "min": 2, "max": 2}
+    return build_plan(*load_stack_config(doc))
+
+
+def _elastic_run() -> Run:
+    """An hour, not corrected (runs as observed), three pools:
+    - fill (reserved, 2 nodes up throughout): job 0 holds 8 of its 16 units for 30 min;
+    - share (0-2 nodes): job 1, 2 pods of 8, admitted at 0 while share has no node; two nodes come at 300 s, its
+      pods run at 300 and 310 s; it ends at 1500 s and the nodes stay empty until 2400 s (the scale-down delay);
+    - lend (0-2 nodes): a node from 1800 to 3000 s; job 2 holds 4 of its 8 units from 1800 to 2400 s."""
+    from simulator.replay import NodeSample, ScaleUp
+
+    jobs = [TraceJob(2, 0.0, "solo", "fill", 8, 1, 1800.0), TraceJob(3, 0.0, "left", "share", 8, 2, 1200.0),
+            TraceJob(4, 1800.0, "borrower", "lend", 4, 1, 600.0)]
+    run = Run(jobs=jobs, speed=1, horizon=3600, node_samples=[], scale_up_delay_s=240.0, scale_down_delay_s=900.0)
+    run.events = [Event(*e) for e in [
+        (0, 0, "submitted"), (0, 0, "admitted", "fill", 8), (0, 0, "running", "fill", 8),
+        (0, 1, "submitted"), (0, 1, "admitted", "share", 16), (310, 1, "started", "share", 16, "unschedulable"),
+        (310, 1, "running", "share", 16), (1500, 1, "finished", "share", 16, "Succeeded"),
+        (1800, 0, "finished", "fill", 8, "Succeeded"),
+        (1800, 2, "submitted"), (1800, 2, "admitted", "lend", 4), (1800, 2, "running", "lend", 4),
+        (2400, 2, "finished", "lend", 4, "Succeeded")]]
+    fill_busy, fill_idle = (("fill-0", 8), ("fill-1", 0)), (("fill-0", 0), ("fill-1", 0))
+    run.node_samples = [
+        NodeSample(0, {"fill": fill_busy}),
+        NodeSample(300, {"fill": fill_busy, "share": (("share-k2x4p", 8), ("share-q7zr9", 8))}),
+        NodeSample(1500, {"fill": fill_busy, "share": (("share-k2x4p", 0), ("share-q7zr9", 0))}),
+        NodeSample(1800, {"fill": fill_idle, "share": (("share-k2x4p", 0), ("share-q7zr9", 0)), "lend": (("lend-m4n8c", 4),)}),
+        NodeSample(2400, {"fill": fill_idle, "lend": (("lend-m4n8c", 0),)}),
+        NodeSample(3000, {"fill": fill_idle}),
+        NodeSample(3700, {"fill": fill_idle}),   # after the horizon: not counted
+    ]
+    run.scale_ups = [ScaleUp(1, "share", "share-k2x4p", 5.0, 300.0), ScaleUp(1, "share", "share-q7zr9", 5.0, 310.0)]
+    return run
+
+
+def test_node_hours_cost_and_idle_follow_the_nodes_that_ran(reserved_plan) -> None:
+    r = compute(_elastic_run(), reserved_plan)
+    fill, share, lend = (r["nodes"]["pools"][p] for p in ("fill", "share", "lend"))
+    # fill: 2 nodes for the hour, all of it paid; its idle (8 units for 30 min, 16 for 30 min) is reserved idle.
+    assert (fill["node_hours"], fill["usd"], fill["idle_gpu_hours"], fill["reserved_idle_gpu_hours"],
+            fill["elastic_idle_gpu_hours"]) == (2.0, 110.08, 12.0, 12.0, 0.0)
+    # share: 2 nodes from 300 to 2400 s (1.167 node-h of a possible 2); 16 units of quota held 300 s before any
+    # node came (1.33 GPU-h, not billed); 2 empty nodes for the 900 s scale-down delay: 4 GPU-h of elastic idle.
+    assert (share["node_hours"], share["usd"], share["usd_at_max"]) == (1.167, 35.15, 60.26)
+    assert (share["held_without_node_gpu_hours"], share["elastic_idle_gpu_hours"], share["idle_gpu_hours"]) == \
+        (1.33, 4.0, 4.0)
+    assert (share["nodes_at_start"], share["nodes_peak"], share["nodes_max"], share["nodes_added"]) == (0, 2, 2, 2)
+    assert (share["scale_up_pods"], share["scale_up_jobs"], share["scale_up_p50_s"], share["scale_up_p95_s"]) == \
+        (2, 1, 295.0, 305.0)
+    # lend: one node for 20 min, half used for 10 (partly used idle 4 units x 600 s), then empty for 10.
+    assert (lend["node_hours"], lend["partly_used_idle_gpu_hours"], lend["elastic_idle_gpu_hours"]) == \
+        (0.333, 0.67, 1.33)
+    n = r["nodes"]
+    assert (n["node_hours"], n["usd"], n["usd_at_max"]) == (3.5, 155.28, 230.6)
+    assert (n["idle_gpu_hours"], n["reserved_idle_gpu_hours"], n["elastic_idle_gpu_hours"],
+            n["partly_used_idle_gpu_hours"]) == (18.0, 12.0, 5.33, 0.67)
+    # The cost is what the nodes up cost: useful runs on them, the rest idle (not capacity.max's $230.60).
+    c = r["cost"]
+    assert (c["useful_usd"], c["idle_usd"], c["total_usd"]) == (50.12, 105.16, 155.28)
+    assert c["usd_per_finished_job"] == round(155.2765 / 3, 2)
+    assert r["pools"]["share"]["idle_gpu_hours"] == 4.0
+    # The wait to run counts the scale-up: left was admitted at once and ran 310 s later.
+    left = r["teams"]["left"]
+    assert (left["wait_p50_h"], left["wait_to_run_p50_h"]) == (0.0, 0.086)
+    assert r["series"]["nodes_up"]["share"][:3] == [0.0, 0.0, 0.0] and max(r["series"]["nodes_up"]["share"]) == 2.0
+
+
+def test_a_run_without_node_samples_assumes_every_pool_at_capacity_max(reserved_plan) -> None:
+    run = _elastic_run()
+    run.node_samples = None
+    r = compute(run, reserved_plan)
+    assert r["nodes"] is None
+    # 16 units x 3 pools for the hour, at their unit prices: what the report charged before elastic pools.
+    assert r["cost"]["total_usd"] == 230.6 and r["pools"]["share"]["idle_gpu_hours"] == round(16 - 16 * 1500 / 3600, 2)
+
+
+def test_the_report_shows_the_nodes_in_every_format(reserved_plan, tmp_path) -> None:
+    from simulator import report
+
+    r = compute(_elastic_run(), reserved_plan)
+    md = report.text(r, "t", markdown=True)
+    assert ("| pool | capacity | nodes start/peak/max | node-h up | cost $ | cost at max $ | idle GPU-h | "
+            "reserved idle GPU-h | elastic idle GPU-h | partly used idle GPU-h | held, no node GPU-h | scale-up pods | "
+            "scale-up p50/p95 s |") in md
+    assert "| share | on-demand | 0/2/2 | 1.17 | 35.15 | 60.26 | 4.00 | 0.00 | 4.00 | 0.00 | 1.33 | 2 | 295/305 |" in md
+    assert "| fill | capacity-reservation, whole | 2/2/2 | 2.00 | 110.08 | 110.08 | 12.00 | 12.00 | 0.00 |" in md
+    text = report.text(r, "t")
+    assert ("nodes that ran: 3.50 node-hours, $155 (every pool at capacity.max: $231); idle (up, not allocated) 18.00 "
+            "GPU-h = reserved 12.00 (paid anyway) + elastic 5.33") in text
+    assert ("2 pods ran on a node added after their job's submission: pod created -> Running p50/p95/max "
+            "295.00/305.00/305.00 s of trace time") in text
+    assert "a node added after 240.00 s, an empty one removed after 900.00 s" in text
+    written = report.plots(r, tmp_path, "t")
+    assert (tmp_path / "nodes-up.png") in written and (tmp_path / "nodes-up.png").stat().st_size > 1000
+    cmp = report.compare_text(compute(_elastic_run(), reserved_plan), r, "a", "b")
+    assert "node-hours up" in cmp and "3.50 -> 3.50 (+0.00)" in cmp
+
+
+def test_the_autoscalers_delays_are_compressed_like_every_other_time(sim_plan) -> None:
+    from gpu_platform.errors import InputError
+    from simulator.cli import compressed_delay, go_duration_s, stack_scale_down_s
+
+    # The stack's scale-down delay: the Cluster Autoscaler's scaleDownUnneededTime, 10m by default.
+    assert stack_scale_down_s(sim_plan) == 600.0
+    assert (compressed_delay(600, 120), compressed_delay(300, 60), compressed_delay(10, 120)) == (5, 5, 1)
+    assert (go_duration_s("1h30m", "x"), go_duration_s("90s", "x"), go_duration_s("500ms", "x")) == (5400.0, 90.0, 0.5)
+    with pytest.raises(InputError, match="--scale-up-delay '5 minutes' is not a duration such as 30s, 10m or 1h30m"):
+        go_duration_s("5 minutes", "--scale-up-delay")
