@@ -27,6 +27,8 @@ from fractions import Fraction
 from typing import Any, Iterable
 
 import celpy
+import celpy.evaluation
+import lark
 from celpy import celtypes
 
 # --- Kubernetes library twins --------------------------------------------------------------------------------
@@ -180,13 +182,75 @@ _K8S_FUNCTIONS = {
     "allowed": _authz_allowed,
 }
 
-_ENV = celpy.Environment()
+# --- cel-python, made cheaper to run (the same evaluation) --------------------------------------------------
+# The fast suites evaluate a few thousand expressions against sample objects; cel-python's tree-walking
+# evaluator spends most of that time on three things that do not change a result (tests/unit/test_cel_evaluator.py
+# holds this evaluator to cel-python's own, expression by expression):
+# - `cast(Tuple[Result, Result], ...)` in its hot paths builds and hashes a typing generic over the big
+#   `Result` union at every node. cast() is the identity, so the typing names celpy.evaluation uses only in
+#   annotations and cast() get a subscript that costs nothing (Sequence and Mapping, which it also uses in
+#   isinstance(), are left alone).
+# - the grammar's precedence levels: `a.b` parses as expr > conditionalor > conditionaland > relation >
+#   addition > multiplication > unary > member > primary, and each level with a single child only returns that
+#   child's value (each such method begins `if len(tree.children) == 1: return self.visit_children(tree)[0]`;
+#   `member` always does). _prepare() marks each node with the node whose method gives its value, so
+#   _Evaluator visits that one directly; every node it visits runs celpy's own method.
+# - node names are lark Tokens, whose `==` (every `child.data == "literal"` test) is a Python method; as
+#   plain str they compare the same.
+
+
+class _ErasedGeneric:
+    def __getitem__(self, _item: Any) -> "_ErasedGeneric":
+        return self
+
+
+for _name in ("Tuple", "List", "Iterable", "Union", "Dict", "Callable", "Optional"):
+    setattr(celpy.evaluation, _name, _ErasedGeneric())
+
+_SINGLE_CHILD_PASSES = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addition",
+                                  "multiplication", "unary", "member"})
+
+
+def _prepare(ast: lark.Tree) -> lark.Tree:
+    for node in ast.iter_subtrees():
+        node.data = str(node.data)
+    for node in ast.iter_subtrees():
+        target = node
+        while target.data in _SINGLE_CHILD_PASSES and len(target.children) == 1 \
+                and isinstance(target.children[0], lark.Tree):
+            target = target.children[0]
+        node.cel_value_of = target  # type: ignore[attr-defined]
+    return ast
+
+
+class _Evaluator(celpy.evaluation.Evaluator):
+    def _visit_tree(self, tree: lark.Tree) -> Any:
+        tree = getattr(tree, "cel_value_of", tree)  # a node celpy makes while evaluating is not marked
+        return super()._visit_tree(tree)
+
+    def sub_evaluator(self, ast: lark.Tree) -> "_Evaluator":
+        """A macro's body (all, exists, map, ...), evaluated the same way."""
+        return _Evaluator(ast, activation=self.activation)
+
+
+class _Runner(celpy.InterpretedRunner):
+    """celpy's InterpretedRunner with _Evaluator. Its base activation (annotations and functions) is built once:
+    an evaluation binds its context in a clone of it (Evaluator.set_activation), never in it."""
+
+    def evaluate(self, context: Any) -> Any:
+        assert context, "an empty context would evaluate in the shared base activation"
+        if not hasattr(self, "base_activation"):
+            self.base_activation = self.new_activation()
+        return _Evaluator(ast=self.ast, activation=self.base_activation).evaluate(context)
+
+
+_ENV = celpy.Environment(runner_class=_Runner)
 
 
 @functools.lru_cache(maxsize=None)
 def program(expression: str) -> celpy.Runner:
     """Parse (celpy.CELParseError on a syntax error) and prepare an expression; cached per text."""
-    return _ENV.program(_ENV.compile(expression), functions=_K8S_FUNCTIONS)
+    return _ENV.program(_prepare(_ENV.compile(expression)), functions=_K8S_FUNCTIONS)
 
 
 def evaluate(expression: str, activation: dict[str, Any]) -> Any:
