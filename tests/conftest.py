@@ -138,18 +138,35 @@ RENDER_LAYERS = ("unit", "policy", "promtool")
 
 class RenderWorker:
     def __init__(self) -> None:
+        from tests.render_worker import pickle_name
+
+        self.pickle_name = pickle_name
         self.dir = Path(tempfile.mkdtemp(prefix="gpu-platform-renders-"))
         self.proc = subprocess.Popen([sys.executable, "-m", "tests.render_worker", str(self.dir),
                                       *RENDER_WORKER_STACKS], cwd=ROOT, env=_cli_env(), text=True,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.asked = set(RENDER_WORKER_STACKS)
 
-    def get(self, stack: str) -> Any:
-        """The worker's render of `stack`, or None if it stopped without one (the caller renders)."""
+    def ask(self, variants: list[str]) -> None:
+        """The variants (BackgroundRender keys) to render after the stacks; the worker ends after them."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write("".join(f"{key}\n" for key in variants))
+            self.proc.stdin.close()
+        except BrokenPipeError:  # the worker stopped: get() answers None and the caller renders
+            return
+        self.asked.update(variants)
+
+    def get(self, name: str) -> Any:
+        """The worker's render of a stack or variant, or None if it was not asked for it or stopped without
+        it (the caller renders)."""
         import gc
         import pickle
         import time
 
-        path = self.dir / f"{stack}.pickle"
+        if name not in self.asked:
+            return None
+        path = self.dir / self.pickle_name(name)
         while not path.exists():
             if self.proc.poll() is not None and not path.exists():
                 return None
@@ -165,11 +182,79 @@ class RenderWorker:
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.communicate()
+        for stream in (self.proc.stdin, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        self.proc.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
 _RENDER_WORKER: RenderWorker | None = None
+
+
+# --- Renders of stack variants, in the same process --------------------------------------------------------
+# A test module that needs a stack rendered with a changed config (the longest cluster name, a switch flipped)
+# declares the variant with @background_render: the function returns (stack, config). Collection finds the
+# variants of the modules it collects and asks the worker for them, after the stacks; the modules that declare
+# one run after the others, so that the worker has them ready by then. Calling the declared name returns the
+# render, made once per session (in-process when the worker is off or failed).
+
+_VARIANTS: dict[str, "BackgroundRender"] = {}
+
+
+class BackgroundRender:
+    def __init__(self, build: Any, params: tuple[str, ...]) -> None:
+        self.build = build
+        self.params = params
+        self.name = f"{build.__module__}:{build.__qualname__}"
+        for key in self.keys():
+            _VARIANTS[key] = self
+        functools.update_wrapper(self, build)
+        self._cache: dict[tuple[str, ...], Any] = {}
+
+    def keys(self) -> list[str]:
+        return [f"{self.name}[{p}]" for p in self.params] if self.params else [self.name]
+
+    def key(self, *args: str) -> str:
+        return f"{self.name}[{args[0]}]" if args else self.name
+
+    def config(self, *args: str) -> tuple[str, dict[str, Any]]:
+        """(stack, whole config) of the variant: what the worker renders."""
+        return self.build(*args)
+
+    def __call__(self, *args: str) -> Any:
+        """The render of the variant (harness.render.Rendered), shared by the session: read it, never mutate it."""
+        if args not in self._cache:
+            if self.params:
+                assert len(args) == 1 and args[0] in self.params, (self.name, args, self.params)
+            done = _RENDER_WORKER.get(self.key(*args)) if _RENDER_WORKER is not None else None
+            if done is None:
+                stack, config = self.config(*args)
+                done = render_config(config, stack)
+            long_lived()
+            self._cache[args] = done
+        return self._cache[args]
+
+
+def background_render(*params: str) -> Any:
+    """Declare a stack variant rendered in the background: `@background_render()` on a function returning
+    (stack, config), or `@background_render(*values)` on one taking one of those values (one render each)."""
+    def declare(build: Any) -> BackgroundRender:
+        return BackgroundRender(build, params)
+    return declare
+
+
+def variant_from_key(key: str) -> tuple[BackgroundRender, tuple[str, ...]]:
+    """The declared variant a key names and its argument; imports the declaring module (the worker's side)."""
+    import importlib
+
+    name, _, param = key.partition("[")
+    module, _, qualname = name.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    assert isinstance(obj, BackgroundRender), key
+    return obj, ((param[:-1],) if param else ())
 
 
 def _reads_renders(config: pytest.Config) -> bool:
@@ -252,14 +337,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.cluster)
     # The fast layers first (a whole-suite run fails fast, and the background renders are done before any
     # cluster suite starts, whose timings they would disturb); among them, the tests that wait for the
-    # background CLI render last, so that it overlaps the rest. Stable otherwise.
+    # background CLI render last, so that it overlaps the rest, and before them the modules that read
+    # background variants. Stable otherwise.
+    variant_modules = {v.build.__module__ for v in _VARIANTS.values()}
     items.sort(key=lambda item: (item.get_closest_marker("cluster") is not None,
-                                 "cli_render" in getattr(item, "fixturenames", ())))
+                                 "cli_render" in getattr(item, "fixturenames", ()),
+                                 getattr(getattr(item, "module", None), "__name__", None) in variant_modules))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     if any("cli_render" in getattr(item, "fixturenames", ()) for item in session.items):
         _cli_render()
+    if _RENDER_WORKER is not None:
+        # The variants of the modules with tests to run, in the order the tests will read them.
+        first: dict[str, int] = {}
+        for position, item in enumerate(session.items):
+            first.setdefault(getattr(getattr(item, "module", None), "__name__", ""), position)
+        wanted = [key for key, v in _VARIANTS.items() if v.build.__module__ in first]
+        _RENDER_WORKER.ask(sorted(wanted, key=lambda key: first[_VARIANTS[key].build.__module__]))
     long_lived()
 
 

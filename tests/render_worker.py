@@ -1,8 +1,12 @@
-"""`python -m tests.render_worker DIR STACK...`: render each stack under mocks, in order, into DIR/<stack>.pickle.
+"""`python -m tests.render_worker DIR STACK...`: render each stack under mocks, in order, into DIR/<stack>.pickle;
+then each stack variant named on standard input, one key a line (tests/conftest.py's background_render), into
+DIR/<key>.pickle, until standard input ends.
 
 tests/conftest.py starts it when a session will read the shared renders (rendered()), so the four stacks'
-renders run on the other core while the test process collects and tests; rendered() loads each pickle
-(or renders in-process when the worker is off or failed). Each file appears complete (written, then renamed).
+renders run on the other core while the test process collects and tests; once collection has found the
+variants the collected modules declare, it writes their keys and closes standard input. rendered() and the
+variants load each pickle (or render in-process when the worker is off or failed). Each file appears complete
+(written, then renamed).
 """
 
 from __future__ import annotations
@@ -13,21 +17,36 @@ import os
 import pickle
 import sys
 from pathlib import Path
+from typing import Any
+
+
+def pickle_name(name: str) -> str:
+    """The file of a stack's or variant's render (a variant's key holds ':' and '[')."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) + ".pickle"
+
+
+def _write(out: Path, name: str, rendered: Any) -> None:
+    tmp = out / f".{pickle_name(name)}"
+    gc.disable()
+    tmp.write_bytes(pickle.dumps(rendered, protocol=pickle.HIGHEST_PROTOCOL))
+    gc.enable()
+    os.replace(tmp, out / pickle_name(name))
 
 
 def main(argv: list[str]) -> int:
     from components.program import run
     from harness.render import run_program
-    from tests.conftest import stack_doc
+    from tests.conftest import stack_doc, variant_from_key
 
     out = Path(argv[0])
     for stack in argv[1:]:
-        rendered = run_program(run, stack, copy.deepcopy(stack_doc(stack)["config"]))
-        tmp = out / f".{stack}.pickle"
-        gc.disable()
-        tmp.write_bytes(pickle.dumps(rendered, protocol=pickle.HIGHEST_PROTOCOL))
-        gc.enable()
-        os.replace(tmp, out / f"{stack}.pickle")
+        _write(out, stack, run_program(run, stack, copy.deepcopy(stack_doc(stack)["config"])))
+    for line in sys.stdin:
+        key = line.strip()
+        if key:
+            variant, args = variant_from_key(key)
+            stack, config = variant.config(*args)
+            _write(out, key, run_program(run, stack, config))
     return 0
 
 
