@@ -147,15 +147,18 @@ class RenderWorker:
                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.asked = set(RENDER_WORKER_STACKS)
 
-    def ask(self, variants: list[str]) -> None:
-        """The variants (BackgroundRender keys) to render after the stacks; the worker ends after them."""
+    def ask(self, variants: list[tuple[str, str, dict[str, Any]]]) -> None:
+        """The variants to render after the stacks, each (name, stack, config); the worker ends after them."""
+        import json
+
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write("".join(f"{key}\n" for key in variants))
+            for name, stack, config in variants:
+                self.proc.stdin.write(json.dumps({"name": name, "stack": stack, "config": config}) + "\n")
             self.proc.stdin.close()
         except BrokenPipeError:  # the worker stopped: get() answers None and the caller renders
             return
-        self.asked.update(variants)
+        self.asked.update(name for name, _, _ in variants)
 
     def get(self, name: str) -> Any:
         """The worker's render of a stack or variant, or None if it was not asked for it or stopped without
@@ -194,46 +197,41 @@ _RENDER_WORKER: RenderWorker | None = None
 
 # --- Renders of stack variants, in the same process --------------------------------------------------------
 # A test module that needs a stack rendered with a changed config (the longest cluster name, a switch flipped)
-# declares the variant with @background_render: the function returns (stack, config). Collection finds the
-# variants of the modules it collects and asks the worker for them, after the stacks; the modules that declare
-# one run after the others, so that the worker has them ready by then. Calling the declared name returns the
-# render, made once per session (in-process when the worker is off or failed).
+# declares the variant with @background_render: the function returns (stack, config). Once collection has found
+# the variants of the modules it collected, their configs go to the worker, which renders them after the
+# stacks; the modules that declare one run after the others, so that the worker has them ready by then.
+# Calling the declared name returns the render, made once per session (in-process when the worker is off or
+# failed).
 
-_VARIANTS: dict[str, "BackgroundRender"] = {}
+_VARIANTS: dict[str, tuple["BackgroundRender", tuple[str, ...]]] = {}
 
 
 class BackgroundRender:
     def __init__(self, build: Any, params: tuple[str, ...]) -> None:
         self.build = build
-        self.params = params
-        self.name = f"{build.__module__}:{build.__qualname__}"
-        for key in self.keys():
-            _VARIANTS[key] = self
+        self.module = build.__module__
+        name = f"{build.__module__}:{build.__qualname__}"
+        self.keys = {args: f"{name}[{args[0]}]" if args else name for args in ([(p,) for p in params] or [()])}
+        for args, key in self.keys.items():
+            _VARIANTS[key] = (self, args)
         functools.update_wrapper(self, build)
-        self._cache: dict[tuple[str, ...], Any] = {}
-
-    def keys(self) -> list[str]:
-        return [f"{self.name}[{p}]" for p in self.params] if self.params else [self.name]
-
-    def key(self, *args: str) -> str:
-        return f"{self.name}[{args[0]}]" if args else self.name
+        self._made: dict[tuple[str, ...], Any] = {}
 
     def config(self, *args: str) -> tuple[str, dict[str, Any]]:
-        """(stack, whole config) of the variant: what the worker renders."""
+        """(stack, whole config) of the variant: what is rendered."""
         return self.build(*args)
 
     def __call__(self, *args: str) -> Any:
         """The render of the variant (harness.render.Rendered), shared by the session: read it, never mutate it."""
-        if args not in self._cache:
-            if self.params:
-                assert len(args) == 1 and args[0] in self.params, (self.name, args, self.params)
-            done = _RENDER_WORKER.get(self.key(*args)) if _RENDER_WORKER is not None else None
+        if args not in self._made:
+            key = self.keys[args]  # a KeyError: not one of the declared parameters
+            done = _RENDER_WORKER.get(key) if _RENDER_WORKER is not None else None
             if done is None:
                 stack, config = self.config(*args)
                 done = render_config(config, stack)
             long_lived()
-            self._cache[args] = done
-        return self._cache[args]
+            self._made[args] = done
+        return self._made[args]
 
 
 def background_render(*params: str) -> Any:
@@ -244,17 +242,23 @@ def background_render(*params: str) -> Any:
     return declare
 
 
-def variant_from_key(key: str) -> tuple[BackgroundRender, tuple[str, ...]]:
-    """The declared variant a key names and its argument; imports the declaring module (the worker's side)."""
-    import importlib
-
-    name, _, param = key.partition("[")
-    module, _, qualname = name.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    assert isinstance(obj, BackgroundRender), key
-    return obj, ((param[:-1],) if param else ())
+def _ask_for_variants(items: list[pytest.Item]) -> None:
+    """Send the worker the variants of the modules with tests to run, in the order the tests will read them.
+    One whose config cannot be made is left out: its test makes it, and fails there with the error."""
+    assert _RENDER_WORKER is not None
+    first: dict[str, int] = {}
+    for position, item in enumerate(items):
+        first.setdefault(getattr(getattr(item, "module", None), "__name__", ""), position)
+    wanted = sorted((key for key, (v, _) in _VARIANTS.items() if v.module in first),
+                    key=lambda key: first[_VARIANTS[key][0].module])
+    variants = []
+    for key in wanted:
+        variant, args = _VARIANTS[key]
+        try:
+            variants.append((key, *variant.config(*args)))
+        except Exception:  # noqa: BLE001 (reported by the test that reads it)
+            continue
+    _RENDER_WORKER.ask(variants)
 
 
 def _reads_renders(config: pytest.Config) -> bool:
@@ -339,7 +343,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # cluster suite starts, whose timings they would disturb); among them, the tests that wait for the
     # background CLI render last, so that it overlaps the rest, and before them the modules that read
     # background variants. Stable otherwise.
-    variant_modules = {v.build.__module__ for v in _VARIANTS.values()}
+    variant_modules = {v.module for v, _ in _VARIANTS.values()}
     items.sort(key=lambda item: (item.get_closest_marker("cluster") is not None,
                                  "cli_render" in getattr(item, "fixturenames", ()),
                                  getattr(getattr(item, "module", None), "__name__", None) in variant_modules))
@@ -349,12 +353,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if any("cli_render" in getattr(item, "fixturenames", ()) for item in session.items):
         _cli_render()
     if _RENDER_WORKER is not None:
-        # The variants of the modules with tests to run, in the order the tests will read them.
-        first: dict[str, int] = {}
-        for position, item in enumerate(session.items):
-            first.setdefault(getattr(getattr(item, "module", None), "__name__", ""), position)
-        wanted = [key for key, v in _VARIANTS.items() if v.build.__module__ in first]
-        _RENDER_WORKER.ask(sorted(wanted, key=lambda key: first[_VARIANTS[key].build.__module__]))
+        _ask_for_variants(session.items)
     long_lived()
 
 

@@ -1,10 +1,10 @@
 """`python -m tests.render_worker DIR STACK...`: render each stack under mocks, in order, into DIR/<stack>.pickle;
-then each stack variant named on standard input, one key a line (tests/conftest.py's background_render), into
-DIR/<key>.pickle, until standard input ends.
+then each stack variant on standard input, one JSON object a line ({"name", "stack", "config"}: a
+tests/conftest.py background_render), into DIR/<name>.pickle, until standard input ends.
 
 tests/conftest.py starts it when a session will read the shared renders (rendered()), so the four stacks'
 renders run on the other core while the test process collects and tests; once collection has found the
-variants the collected modules declare, it writes their keys and closes standard input. rendered() and the
+variants the collected modules declare, it writes their configs and closes standard input. rendered() and the
 variants load each pickle (or render in-process when the worker is off or failed). Each file appears complete
 (written, then renamed).
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import json
 import os
 import pickle
 import sys
@@ -21,7 +22,7 @@ from typing import Any
 
 
 def pickle_name(name: str) -> str:
-    """The file of a stack's or variant's render (a variant's key holds ':' and '[')."""
+    """The file of a stack's or variant's render (a variant's name holds ':' and '[')."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) + ".pickle"
 
 
@@ -36,17 +37,15 @@ def _write(out: Path, name: str, rendered: Any) -> None:
 def main(argv: list[str]) -> int:
     from components.program import run
     from harness.render import run_program
-    from tests.conftest import stack_doc, variant_from_key
+    from tests.conftest import stack_doc
 
     out = Path(argv[0])
     for stack in argv[1:]:
         _write(out, stack, run_program(run, stack, copy.deepcopy(stack_doc(stack)["config"])))
     for line in sys.stdin:
-        key = line.strip()
-        if key:
-            variant, args = variant_from_key(key)
-            stack, config = variant.config(*args)
-            _write(out, key, run_program(run, stack, config))
+        if line.strip():
+            variant = json.loads(line)
+            _write(out, variant["name"], run_program(run, variant["stack"], variant["config"]))
     return 0
 
 
