@@ -279,6 +279,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # interpreter without a fixture's teardown and leave the clusters of the cluster layers running. As a
     # KeyboardInterrupt, pytest tears every fixture down (the clusters stop) and reports the run interrupted.
     interrupt_on_sigterm()
+    # Bytecode caches on, as `make test` and scripts/run-tests have them (the Makefile says why) for a `pytest`
+    # run directly in an environment that turns them off: from here on, the test modules' rewritten asserts
+    # and the modules they import are compiled once, and so are those of the processes the tests start.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
     if os.environ.get("GPU_PLATFORM_TEST_RENDER_WORKER", "1") != "0" and _reads_renders(config):
         _RENDER_WORKER = RenderWorker()
 
