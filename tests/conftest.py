@@ -345,13 +345,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if path.is_relative_to(tests_dir) and path.relative_to(tests_dir).parts[0] in CLUSTER_LAYERS:
             item.add_marker(pytest.mark.cluster)
     # The fast layers first (a whole-suite run fails fast, and the background renders are done before any
-    # cluster suite starts, whose timings they would disturb); among them, the tests that wait for the
-    # background CLI render last, so that it overlaps the rest, and before them the modules that read
-    # background variants. Stable otherwise.
+    # cluster suite starts, whose timings they would disturb). Among them, in the order the render worker
+    # makes what they read, so that it is ready when they start: the modules that read no shared render, then
+    # those that read the stacks, then those that read variants, and last the tests that wait for the
+    # background CLI render. Stable otherwise.
     variant_modules = {v.module for v, _ in _VARIANTS.values()}
-    items.sort(key=lambda item: (item.get_closest_marker("cluster") is not None,
-                                 "cli_render" in getattr(item, "fixturenames", ()),
-                                 getattr(getattr(item, "module", None), "__name__", None) in variant_modules))
+    reads: dict[Any, bool] = {}
+
+    def key(item: pytest.Item) -> tuple[bool, ...]:
+        module = getattr(item, "module", None)
+        if module not in reads:
+            reads[module] = module is not None and _reads_shared_renders(module)
+        return (item.get_closest_marker("cluster") is not None, "cli_render" in getattr(item, "fixturenames", ()),
+                getattr(module, "__name__", None) in variant_modules, reads[module])
+
+    items.sort(key=key)
+
+
+def _reads_shared_renders(module: Any) -> bool:
+    """Whether a test module reads rendered(): itself, or through a helper it imports from another module."""
+    for value in vars(module).values():
+        if value is rendered or getattr(value, "__globals__", {}).get("rendered") is rendered:
+            return True
+    return False
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
