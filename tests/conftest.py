@@ -114,10 +114,10 @@ def stack(request) -> str:
 
 # --- The cyclic garbage collector ---------------------------------------------------------------------------
 # A session holds large object graphs for its whole length: the SDKs it imports (pulumi_aws, pulumi_kubernetes),
-# the collected tests, the shared renders. Every full collection walked all of them to free next to nothing (16
-# in a run of the fast layers, ~0.3 s each: an eighth of the run). gc.freeze() moves every object there is into
-# a generation the collector never scans; it is called when collection ends and after each shared render is
-# made, so full collections scan what the tests make after that.
+# the collected tests, the shared renders. Every full collection walked all of them to free next to nothing (a
+# run of the fast layers made 16, ~0.3 s each). gc.freeze() moves every object there is into a generation the
+# collector never scans; it is called when collection ends and after each shared render is made, so full
+# collections scan what the tests make after that.
 
 
 def long_lived() -> None:
@@ -127,8 +127,9 @@ def long_lived() -> None:
 
 
 # --- Renders in a process of their own, started with the session ------------------------------------------
-# The cached renders of the stacks most tests read cost the test process 4-5 s of CPU; tests/render_worker.py
-# makes them on the other core while this process collects and runs the tests that need none. Started only
+# The cached renders of the stacks most tests read cost the test process 4-5 s of CPU, the variants below as
+# much again; tests/render_worker.py makes them on the other core while this process collects and runs the
+# tests that need none (pytest_collection_modifyitems runs those first). Started only
 # when the session includes a layer that reads them (not for a run of the cluster layers alone); set
 # GPU_PLATFORM_TEST_RENDER_WORKER=0 to render in-process.
 
@@ -144,7 +145,7 @@ class RenderWorker:
         self.dir = Path(tempfile.mkdtemp(prefix="gpu-platform-renders-"))
         self.proc = subprocess.Popen([sys.executable, "-m", "tests.render_worker", str(self.dir),
                                       *RENDER_WORKER_STACKS], cwd=ROOT, env=_cli_env(), text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.asked = set(RENDER_WORKER_STACKS)
 
     def ask(self, variants: list[tuple[str, str, dict[str, Any]]]) -> None:
@@ -185,9 +186,11 @@ class RenderWorker:
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        for stream in (self.proc.stdin, self.proc.stderr):
-            if stream is not None:
-                stream.close()
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:  # unsent variants of a worker that stopped
+                pass
         self.proc.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -195,7 +198,7 @@ class RenderWorker:
 _RENDER_WORKER: RenderWorker | None = None
 
 
-# --- Renders of stack variants, in the same process --------------------------------------------------------
+# --- Renders of stack variants, by the same worker ----------------------------------------------------------
 # A test module that needs a stack rendered with a changed config (the longest cluster name, a switch flipped)
 # declares the variant with @background_render: the function returns (stack, config). Once collection has found
 # the variants of the modules it collected, their configs go to the worker, which renders them after the
@@ -256,7 +259,7 @@ def _ask_for_variants(items: list[pytest.Item]) -> None:
         variant, args = _VARIANTS[key]
         try:
             variants.append((key, *variant.config(*args)))
-        except Exception:  # noqa: BLE001 (reported by the test that reads it)
+        except Exception:  # reported by the test that reads it
             continue
     _RENDER_WORKER.ask(variants)
 
@@ -364,10 +367,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _reads_shared_renders(module: Any) -> bool:
     """Whether a test module reads rendered(): itself, or through a helper it imports from another module."""
-    for value in vars(module).values():
-        if value is rendered or getattr(value, "__globals__", {}).get("rendered") is rendered:
-            return True
-    return False
+    import types
+
+    return any(value is rendered
+               or (isinstance(value, types.FunctionType) and value.__globals__.get("rendered") is rendered)
+               for value in vars(module).values())
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

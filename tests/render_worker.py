@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import itertools
 import json
 import os
 import pickle
@@ -40,13 +41,17 @@ def main(argv: list[str]) -> int:
     from tests.conftest import stack_doc
 
     out = Path(argv[0])
-    for stack in argv[1:]:
-        _write(out, stack, run_program(run, stack, copy.deepcopy(stack_doc(stack)["config"])))
-    for line in sys.stdin:
-        if line.strip():
-            variant = json.loads(line)
-            _write(out, variant["name"], run_program(run, variant["stack"], variant["config"]))
-    return 0
+    jobs = ((stack, stack, copy.deepcopy(stack_doc(stack)["config"])) for stack in argv[1:])
+    variants = (json.loads(line) for line in sys.stdin if line.strip())
+    failed = 0
+    for name, stack, config in itertools.chain(jobs, ((v["name"], v["stack"], v["config"]) for v in variants)):
+        try:
+            rendered = run_program(run, stack, config)
+        except Exception:  # no file: the test process renders it again and its test reports the error
+            failed += 1
+            continue
+        _write(out, name, rendered)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
