@@ -139,9 +139,9 @@ RENDER_LAYERS = ("unit", "policy", "promtool")
 
 class RenderWorker:
     def __init__(self) -> None:
-        from tests.render_worker import pickle_name
+        from tests.render_worker import failed_name, pickle_name
 
-        self.pickle_name = pickle_name
+        self.pickle_name, self.failed_name = pickle_name, failed_name
         self.dir = Path(tempfile.mkdtemp(prefix="gpu-platform-renders-"))
         self.proc = subprocess.Popen([sys.executable, "-m", "tests.render_worker", str(self.dir),
                                       *RENDER_WORKER_STACKS], cwd=ROOT, env=_cli_env(), text=True,
@@ -170,9 +170,9 @@ class RenderWorker:
 
         if name not in self.asked:
             return None
-        path = self.dir / self.pickle_name(name)
+        path, failed = self.dir / self.pickle_name(name), self.dir / self.failed_name(name)
         while not path.exists():
-            if self.proc.poll() is not None and not path.exists():
+            if failed.exists() or (self.proc.poll() is not None and not path.exists()):
                 return None
             time.sleep(0.01)
         collecting = gc.isenabled()

@@ -5,8 +5,8 @@ tests/conftest.py background_render), into DIR/<name>.pickle, until standard inp
 tests/conftest.py starts it when a session will read the shared renders (rendered()), so the four stacks'
 renders run on the other core while the test process collects and tests; once collection has found the
 variants the collected modules declare, it writes their configs and closes standard input. rendered() and the
-variants load each pickle (or render in-process when the worker is off or failed). Each file appears complete
-(written, then renamed).
+variants load each pickle (or render in-process when the worker is off, or when a render failed: then
+DIR/<name>.pickle.failed appears instead). Each file appears complete (written, then renamed).
 """
 
 from __future__ import annotations
@@ -25,6 +25,11 @@ from typing import Any
 def pickle_name(name: str) -> str:
     """The file of a stack's or variant's render (a variant's name holds ':' and '[')."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) + ".pickle"
+
+
+def failed_name(name: str) -> str:
+    """The file that says the render of a stack or variant failed."""
+    return pickle_name(name) + ".failed"
 
 
 def _write(out: Path, name: str, rendered: Any) -> None:
@@ -47,7 +52,8 @@ def main(argv: list[str]) -> int:
     for name, stack, config in itertools.chain(jobs, ((v["name"], v["stack"], v["config"]) for v in variants)):
         try:
             rendered = run_program(run, stack, config)
-        except Exception:  # no file: the test process renders it again and its test reports the error
+        except Exception:  # the test process renders it again, and its test reports the error
+            (out / failed_name(name)).touch()
             failed += 1
             continue
         _write(out, name, rendered)
