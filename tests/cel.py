@@ -27,6 +27,8 @@ from fractions import Fraction
 from typing import Any, Iterable
 
 import celpy
+import celpy.evaluation
+import lark
 from celpy import celtypes
 
 # --- Kubernetes library twins --------------------------------------------------------------------------------
@@ -180,13 +182,93 @@ _K8S_FUNCTIONS = {
     "allowed": _authz_allowed,
 }
 
-_ENV = celpy.Environment()
+# --- cel-python, made cheaper to run (the same evaluation) --------------------------------------------------
+# The fast suites evaluate several thousand expressions against sample objects; cel-python's tree-walking
+# evaluator spent most of that time on work that does not change a result (tests/unit/test_cel_evaluator.py
+# holds this evaluator to cel-python's own, expression by expression):
+# - `cast(Tuple[Result, Result], ...)` in its hot paths builds and hashes a typing generic over the big
+#   `Result` union at every node. cast() is the identity, so the typing names celpy.evaluation uses only in
+#   annotations and cast() get a subscript that costs nothing (Sequence and Mapping, which it also uses in
+#   isinstance(), are left alone).
+# - the grammar's precedence levels: `a.b` parses as expr > conditionalor > conditionaland > relation >
+#   addition > multiplication > unary > member > primary, and each level with a single child only returns that
+#   child's value (each such method begins `if len(tree.children) == 1: return self.visit_children(tree)[0]`;
+#   `member` always does). _prepare() marks each node with the node whose method gives its value, so
+#   _Evaluator visits that one directly; every node it visits runs celpy's own method.
+# - node names are lark Tokens, whose `==` (every `child.data == "literal"` test) is a Python method; as
+#   plain str they compare the same.
+# - a literal's value (a string literal's escapes expanded) is made once per node, not per evaluation; the
+#   base activation (annotations, functions) once per program, not per evaluation.
+
+
+class _ErasedGeneric:
+    def __getitem__(self, _item: Any) -> "_ErasedGeneric":
+        return self
+
+
+for _name in ("Tuple", "List", "Iterable", "Union", "Dict", "Callable", "Optional"):
+    setattr(celpy.evaluation, _name, _ErasedGeneric())
+
+_SINGLE_CHILD_PASSES = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addition",
+                                  "multiplication", "unary", "member"})
+
+
+_NOT_MADE = object()
+
+
+def _prepare(ast: lark.Tree) -> lark.Tree:
+    for node in ast.iter_subtrees():
+        node.data = str(node.data)
+    for node in ast.iter_subtrees():
+        target = node
+        while target.data in _SINGLE_CHILD_PASSES and len(target.children) == 1 \
+                and isinstance(target.children[0], lark.Tree):
+            target = target.children[0]
+        node.cel_value_of = target  # type: ignore[attr-defined]
+    return ast
+
+
+class _Evaluator(celpy.evaluation.Evaluator):
+    def _visit_tree(self, tree: lark.Tree) -> Any:
+        tree = getattr(tree, "cel_value_of", tree)  # a node celpy makes while evaluating is not marked
+        return getattr(self, tree.data)(tree)  # lark's Interpreter, less its visit_wrapper (celpy sets none)
+
+    def visit_children(self, tree: lark.Tree) -> list[Any]:
+        # celpy's counts the nesting level for CEL_TRACE's indentation, the only reader of it.
+        return [self._visit_tree(c) if isinstance(c, lark.Tree) else c for c in tree.children]
+
+    def literal(self, tree: lark.Tree) -> Any:
+        """A literal's value depends on its token only: made once per node (CEL values are immutable)."""
+        value = tree.__dict__.get("cel_literal", _NOT_MADE)
+        if value is _NOT_MADE:
+            value = super().literal(tree)
+            if not isinstance(value, celpy.CELEvalError):
+                tree.cel_literal = value  # type: ignore[attr-defined]
+        return value
+
+    def sub_evaluator(self, ast: lark.Tree) -> "_Evaluator":
+        """A macro's body (all, exists, map, ...), evaluated the same way."""
+        return _Evaluator(ast, activation=self.activation)
+
+
+class _Runner(celpy.InterpretedRunner):
+    """celpy's InterpretedRunner with _Evaluator. Its base activation (annotations and functions) is built once:
+    an evaluation binds its context in a clone of it (Evaluator.set_activation), never in it."""
+
+    def evaluate(self, context: Any) -> Any:
+        assert context, "an empty context would evaluate in the shared base activation"
+        if not hasattr(self, "base_activation"):
+            self.base_activation = self.new_activation()
+        return _Evaluator(ast=self.ast, activation=self.base_activation).evaluate(context)
+
+
+_ENV = celpy.Environment(runner_class=_Runner)
 
 
 @functools.lru_cache(maxsize=None)
 def program(expression: str) -> celpy.Runner:
     """Parse (celpy.CELParseError on a syntax error) and prepare an expression; cached per text."""
-    return _ENV.program(_ENV.compile(expression), functions=_K8S_FUNCTIONS)
+    return _ENV.program(_prepare(_ENV.compile(expression)), functions=_K8S_FUNCTIONS)
 
 
 def evaluate(expression: str, activation: dict[str, Any]) -> Any:

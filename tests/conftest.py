@@ -91,11 +91,13 @@ def rendered(stack: str):
     from components.program import run
     from harness.render import run_program
 
+    done = None
     if _RENDER_WORKER is not None and stack in RENDER_WORKER_STACKS:
         done = _RENDER_WORKER.get(stack)
-        if done is not None:
-            return done
-    return run_program(run, stack, copy.deepcopy(stack_doc(stack)["config"]))
+    if done is None:
+        done = run_program(run, stack, copy.deepcopy(stack_doc(stack)["config"]))
+    long_lived()
+    return done
 
 
 def render_config(config: dict[str, Any], stack: str = "test"):
@@ -110,9 +112,24 @@ def stack(request) -> str:
     return request.param
 
 
+# --- The cyclic garbage collector ---------------------------------------------------------------------------
+# A session holds large object graphs for its whole length: the SDKs it imports (pulumi_aws, pulumi_kubernetes),
+# the collected tests, the shared renders. Every full collection walked all of them to free next to nothing (a
+# run of the fast layers made 16, ~0.3 s each). gc.freeze() moves every object there is into a generation the
+# collector never scans; it is called when collection ends and after each shared render is made, so full
+# collections scan what the tests make after that.
+
+
+def long_lived() -> None:
+    import gc
+
+    gc.freeze()
+
+
 # --- Renders in a process of their own, started with the session ------------------------------------------
-# The cached renders of the stacks most tests read cost the test process 4-5 s of CPU; tests/render_worker.py
-# makes them on the other core while this process collects and runs the tests that need none. Started only
+# The cached renders of the stacks most tests read cost the test process 4-5 s of CPU, the variants below as
+# much again; tests/render_worker.py makes them on the other core while this process collects and runs the
+# tests that need none (pytest_collection_modifyitems runs those first). Started only
 # when the session includes a layer that reads them (not for a run of the cluster layers alone); set
 # GPU_PLATFORM_TEST_RENDER_WORKER=0 to render in-process.
 
@@ -122,20 +139,40 @@ RENDER_LAYERS = ("unit", "policy", "promtool")
 
 class RenderWorker:
     def __init__(self) -> None:
+        from tests.render_worker import failed_name, pickle_name
+
+        self.pickle_name, self.failed_name = pickle_name, failed_name
         self.dir = Path(tempfile.mkdtemp(prefix="gpu-platform-renders-"))
         self.proc = subprocess.Popen([sys.executable, "-m", "tests.render_worker", str(self.dir),
                                       *RENDER_WORKER_STACKS], cwd=ROOT, env=_cli_env(), text=True,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.asked = set(RENDER_WORKER_STACKS)
 
-    def get(self, stack: str) -> Any:
-        """The worker's render of `stack`, or None if it stopped without one (the caller renders)."""
+    def ask(self, variants: list[tuple[str, str, dict[str, Any]]]) -> None:
+        """The variants to render after the stacks, each (name, stack, config); the worker ends after them."""
+        import json
+
+        assert self.proc.stdin is not None
+        try:
+            for name, stack, config in variants:
+                self.proc.stdin.write(json.dumps({"name": name, "stack": stack, "config": config}) + "\n")
+            self.proc.stdin.close()
+        except BrokenPipeError:  # the worker stopped: get() answers None and the caller renders
+            return
+        self.asked.update(name for name, _, _ in variants)
+
+    def get(self, name: str) -> Any:
+        """The worker's render of a stack or variant, or None if it was not asked for it or stopped without
+        it (the caller renders)."""
         import gc
         import pickle
         import time
 
-        path = self.dir / f"{stack}.pickle"
+        if name not in self.asked:
+            return None
+        path, failed = self.dir / self.pickle_name(name), self.dir / self.failed_name(name)
         while not path.exists():
-            if self.proc.poll() is not None and not path.exists():
+            if failed.exists() or (self.proc.poll() is not None and not path.exists()):
                 return None
             time.sleep(0.01)
         collecting = gc.isenabled()
@@ -149,11 +186,82 @@ class RenderWorker:
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.communicate()
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:  # unsent variants of a worker that stopped
+                pass
+        self.proc.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
 _RENDER_WORKER: RenderWorker | None = None
+
+
+# --- Renders of stack variants, by the same worker ----------------------------------------------------------
+# A test module that needs a stack rendered with a changed config (the longest cluster name, a switch flipped)
+# declares the variant with @background_render: the function returns (stack, config). Once collection has found
+# the variants of the modules it collected, their configs go to the worker, which renders them after the
+# stacks; the modules that declare one run after the others, so that the worker has them ready by then.
+# Calling the declared name returns the render, made once per session (in-process when the worker is off or
+# failed).
+
+_VARIANTS: dict[str, tuple["BackgroundRender", tuple[str, ...]]] = {}
+
+
+class BackgroundRender:
+    def __init__(self, build: Any, params: tuple[str, ...]) -> None:
+        self.build = build
+        self.module = build.__module__
+        name = f"{build.__module__}:{build.__qualname__}"
+        self.keys = {args: f"{name}[{args[0]}]" if args else name for args in ([(p,) for p in params] or [()])}
+        for args, key in self.keys.items():
+            _VARIANTS[key] = (self, args)
+        functools.update_wrapper(self, build)
+        self._made: dict[tuple[str, ...], Any] = {}
+
+    def config(self, *args: str) -> tuple[str, dict[str, Any]]:
+        """(stack, whole config) of the variant: what is rendered."""
+        return self.build(*args)
+
+    def __call__(self, *args: str) -> Any:
+        """The render of the variant (harness.render.Rendered), shared by the session: read it, never mutate it."""
+        if args not in self._made:
+            key = self.keys[args]  # a KeyError: not one of the declared parameters
+            done = _RENDER_WORKER.get(key) if _RENDER_WORKER is not None else None
+            if done is None:
+                stack, config = self.config(*args)
+                done = render_config(config, stack)
+            long_lived()
+            self._made[args] = done
+        return self._made[args]
+
+
+def background_render(*params: str) -> Any:
+    """Declare a stack variant rendered in the background: `@background_render()` on a function returning
+    (stack, config), or `@background_render(*values)` on one taking one of those values (one render each)."""
+    def declare(build: Any) -> BackgroundRender:
+        return BackgroundRender(build, params)
+    return declare
+
+
+def _ask_for_variants(items: list[pytest.Item]) -> None:
+    """Send the worker the variants of the modules with tests to run, in the order the tests will read them.
+    One whose config cannot be made is left out: its test makes it, and fails there with the error."""
+    assert _RENDER_WORKER is not None
+    first: dict[str, int] = {}
+    for position, item in enumerate(items):
+        first.setdefault(getattr(getattr(item, "module", None), "__name__", ""), position)
+    wanted = sorted((key for key, (v, _) in _VARIANTS.items() if v.module in first),
+                    key=lambda key: first[_VARIANTS[key][0].module])
+    variants = []
+    for key in wanted:
+        variant, args = _VARIANTS[key]
+        try:
+            variants.append((key, *variant.config(*args)))
+        except Exception:  # reported by the test that reads it
+            continue
+    _RENDER_WORKER.ask(variants)
 
 
 def _reads_renders(config: pytest.Config) -> bool:
@@ -174,6 +282,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # interpreter without a fixture's teardown and leave the clusters of the cluster layers running. As a
     # KeyboardInterrupt, pytest tears every fixture down (the clusters stop) and reports the run interrupted.
     interrupt_on_sigterm()
+    # Bytecode caches on, as `make test` and scripts/run-tests have them (the Makefile says why) for a `pytest`
+    # run directly in an environment that turns them off: from here on, the test modules' rewritten asserts
+    # and the modules they import are compiled once, and so are those of the processes the tests start.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
     if os.environ.get("GPU_PLATFORM_TEST_RENDER_WORKER", "1") != "0" and _reads_renders(config):
         _RENDER_WORKER = RenderWorker()
 
@@ -235,15 +348,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if path.is_relative_to(tests_dir) and path.relative_to(tests_dir).parts[0] in CLUSTER_LAYERS:
             item.add_marker(pytest.mark.cluster)
     # The fast layers first (a whole-suite run fails fast, and the background renders are done before any
-    # cluster suite starts, whose timings they would disturb); among them, the tests that wait for the
-    # background CLI render last, so that it overlaps the rest. Stable otherwise.
-    items.sort(key=lambda item: (item.get_closest_marker("cluster") is not None,
-                                 "cli_render" in getattr(item, "fixturenames", ())))
+    # cluster suite starts, whose timings they would disturb). Among them, in the order the render worker
+    # makes what they read, so that it is ready when they start: the modules that read no shared render, then
+    # those that read the stacks, then those that read variants, and last the tests that wait for the
+    # background CLI render. Stable otherwise.
+    variant_modules = {v.module for v, _ in _VARIANTS.values()}
+    reads: dict[Any, bool] = {}
+
+    def key(item: pytest.Item) -> tuple[bool, ...]:
+        module = getattr(item, "module", None)
+        if module not in reads:
+            reads[module] = module is not None and _reads_shared_renders(module)
+        return (item.get_closest_marker("cluster") is not None, "cli_render" in getattr(item, "fixturenames", ()),
+                getattr(module, "__name__", None) in variant_modules, reads[module])
+
+    items.sort(key=key)
+
+
+def _reads_shared_renders(module: Any) -> bool:
+    """Whether a test module reads rendered(): itself, or through a helper it imports from another module."""
+    import types
+
+    return any(value is rendered
+               or (isinstance(value, types.FunctionType) and value.__globals__.get("rendered") is rendered)
+               for value in vars(module).values())
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     if any("cli_render" in getattr(item, "fixturenames", ()) for item in session.items):
         _cli_render()
+    if _RENDER_WORKER is not None:
+        _ask_for_variants(session.items)
+    long_lived()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import pickle
 from typing import Any, Callable
 
 import pytest
@@ -29,8 +30,9 @@ def _data(stack: str) -> tuple[dict[str, Any], ...]:
 
 
 def data(stack: str) -> Resources:
-    """A fresh, mutable copy of a stack's rendered resources (render format)."""
-    return copy.deepcopy(list(_data(stack)))
+    """A fresh, mutable copy of a stack's rendered resources (render format). A pickle round trip is
+    copy.deepcopy's result (every value is a plain container or scalar) at a fraction of its time."""
+    return pickle.loads(pickle.dumps(list(_data(stack)), protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def obj(resources: Resources, kind: str, name: str | None = None, namespace: str | None = None) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from gpu_platform import conventions as cv
 from gpu_platform.spec import SpecError, load_platform
 from gpu_platform.spec import checks
 from gpu_platform.spec.limits import IAM_ROLE_NAME_MAX
-from tests.conftest import KARPENTER_STACK, platform_raw, render_config, rendered, stack_doc
+from tests.conftest import KARPENTER_STACK, background_render, platform_raw, rendered, stack_doc
 
 STACKS = ("prod", "staging", KARPENTER_STACK)
 
@@ -141,10 +141,12 @@ def longest_cluster_name(stack: str) -> str:
     raise AssertionError(f"{stack}: no cluster name validates")
 
 
-def render_with_cluster_name(stack: str, name: str):
+@background_render(*STACKS)
+def at_the_longest_cluster_name(stack: str) -> tuple[str, dict[str, Any]]:
+    """The stack with the longest cluster name its spec accepts (rendered by the render worker)."""
     config = copy.deepcopy(stack_doc(stack)["config"])
-    config[cv.CONFIG_KEY]["cluster"]["name"] = name
-    return render_config(config, stack)
+    config[cv.CONFIG_KEY]["cluster"]["name"] = longest_cluster_name(stack)
+    return stack, config
 
 
 def too_long(resources) -> list[str]:
@@ -172,7 +174,9 @@ def too_long(resources) -> list[str]:
 def test_every_aws_name_fits_at_the_longest_cluster_name_that_validates(stack: str) -> None:
     name = longest_cluster_name(stack)
     assert len(name) >= 20, name  # the check does not forbid realistic names
-    assert too_long(render_with_cluster_name(stack, name).resources) == []
+    rendered_at_name = at_the_longest_cluster_name(stack)
+    assert {r.inputs["clusterName"] for r in rendered_at_name.custom if "clusterName" in r.inputs} == {name}
+    assert too_long(rendered_at_name.resources) == []
 
 
 def test_karpenter_rule_names_decide_the_karpenter_stacks_longest_cluster_name() -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from platform_cli import cli
 from platform_cli.cli import main
-from tests.conftest import CLI_RENDER_STACK, STACKS, stack_doc
+from tests.conftest import CLI_RENDER_STACK, STACKS, rendered, stack_doc
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -136,7 +137,10 @@ def test_nodes_match_the_pools(capsys) -> None:
     assert len(mig) == 1 and mig[0]["status"]["capacity"]["nvidia.com/mig-1g.10gb"] == "56"
 
 
-def test_check_warns_that_an_existing_cluster_must_enforce_network_policies(capsys) -> None:
+def test_check_warns_that_an_existing_cluster_must_enforce_network_policies(capsys, monkeypatch) -> None:
+    # `check` reads the session's render of the stack (the same run_program over the same file, made once by
+    # the render worker); the CLI's own render path runs in its own interpreter in the test above.
+    monkeypatch.setattr(cli, "_render", rendered)
     assert main(["check", "--stack", "local"]) == 0
     out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if x.startswith("warning:")]

@@ -11,7 +11,6 @@ import json
 import copy
 import dataclasses
 import email
-import functools
 import re
 import tomllib
 from typing import Any
@@ -21,7 +20,7 @@ import yaml
 
 from gpu_platform import catalog, conventions as cv
 
-from tests.conftest import ROOT, plan_of, render_config, rendered, stack_doc
+from tests.conftest import ROOT, background_render, plan_of, rendered, stack_doc
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -46,10 +45,10 @@ def res(stack: str, type_: str, name: str):
     return rendered(stack).one(type_, f"np-{name}")
 
 
-@functools.cache
-def variant():
+@background_render()
+def switched_staging() -> tuple[str, dict[str, Any]]:
     """Staging with the switches flipped: control plane created here, a given node role, the EFA pool's
-    placement group off, and a Bottlerocket pool. One render shared by the tests below."""
+    placement group off, and a Bottlerocket pool. One render (by the render worker) shared by the tests below."""
     config = copy.deepcopy(stack_doc("staging")["config"])
     platform = config["gpu-platform:platform"]
     platform["cluster"]["create"] = True
@@ -57,7 +56,12 @@ def variant():
     by_name = {p["name"]: p for p in platform["pools"]}
     by_name["h100-train"]["placementGroup"] = False
     by_name["a10g-dev"]["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
-    return render_config(config, stack="staging"), platform
+    return "staging", config
+
+
+def variant():
+    """The switched staging render and its platform config."""
+    return switched_staging(), switched_staging.config()[1]["gpu-platform:platform"]
 
 
 def test_every_pool_gets_exactly_its_node_group_and_launch_template():
@@ -372,11 +376,16 @@ def test_efa_interfaces_carry_a_group_that_allows_all_traffic_to_and_from_itself
             assert interface["securityGroups"] == ["sg-00000000", efa_group], pool.name
 
 
-def test_no_efa_security_group_without_an_efa_pool():
+@background_render()
+def staging_without_efa() -> tuple[str, dict[str, Any]]:
     config = copy.deepcopy(stack_doc("staging")["config"])
     for pool in config["gpu-platform:platform"]["pools"]:
         pool["fabric"] = "ethernet"
-    r = render_config(config, stack="staging")
+    return "staging", config
+
+
+def test_no_efa_security_group_without_an_efa_pool():
+    r = staging_without_efa()
     assert r.by_type(SECURITY_GROUP) == r.by_type(INGRESS_RULE) == r.by_type(EGRESS_RULE) == []
 
 

@@ -19,7 +19,7 @@ import yaml
 
 from harness.render import SECRET_PLACEHOLDER, Recorded, Rendered
 from gpu_platform import conventions as cv
-from tests.conftest import plan_of, render_config, rendered, stack_doc
+from tests.conftest import background_render, plan_of, render_config, rendered, stack_doc
 from tests.crd_schema import validate
 from tests.reference_data import values_file
 
@@ -209,8 +209,16 @@ def validate_kueue(obj: Mapping[str, Any]) -> list[str]:
     return errors + [e for e in validate(stripped) if not e.startswith(".spec.parameters.kind:")]
 
 
-@functools.cache
-def multikueue_render() -> tuple[Rendered, dict[str, Any], dict[str, str]]:
+# The MultiKueue workers' kubeconfigs: Pulumi secret config values, each with a marker that must not reach
+# the rendered inputs in plaintext.
+WORKER_KUBECONFIGS = {
+    "workerEastKubeconfig": "apiVersion: v1\nkind: Config\n# plaintext-marker-east-7f3a\n",
+    "workerWestKubeconfig": "apiVersion: v1\nkind: Config\n# plaintext-marker-west-91c2\n",
+}
+
+
+@background_render()
+def prod_with_multikueue() -> tuple[str, dict[str, Any]]:
     """prod with MultiKueue: two workers whose kubeconfigs are Pulumi secret config values."""
     config = copy.deepcopy(stack_doc("prod")["config"])
     platform = config["gpu-platform:platform"]
@@ -218,13 +226,14 @@ def multikueue_render() -> tuple[Rendered, dict[str, Any], dict[str, str]]:
         {"name": "worker-east", "kubeconfigSecret": "workerEastKubeconfig"},
         {"name": "worker-west", "kubeconfigSecret": "workerWestKubeconfig"},
     ]}
-    kubeconfigs = {
-        "workerEastKubeconfig": "apiVersion: v1\nkind: Config\n# plaintext-marker-east-7f3a\n",
-        "workerWestKubeconfig": "apiVersion: v1\nkind: Config\n# plaintext-marker-west-91c2\n",
-    }
-    for key, value in kubeconfigs.items():
+    for key, value in WORKER_KUBECONFIGS.items():
         config[f"gpu-platform:{key}"] = value
-    return render_config(config, stack="prod"), platform, kubeconfigs
+    return "prod", config
+
+
+def multikueue_render() -> tuple[Rendered, dict[str, Any], dict[str, str]]:
+    """The render (by the render worker), its platform config and the workers' kubeconfigs."""
+    return prod_with_multikueue(), prod_with_multikueue.config()[1]["gpu-platform:platform"], WORKER_KUBECONFIGS
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -763,6 +772,13 @@ def _grants(rules: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], frozens
     return out
 
 
+@background_render()
+def local_as_a_multikueue_worker() -> tuple[str, dict[str, Any]]:
+    config = copy.deepcopy(stack_doc("local")["config"])
+    config[f"{cv.CONFIG_NAMESPACE}:{cv.MULTIKUEUE_ROLE_CONFIG}"] = "worker"
+    return "local", config
+
+
 def test_multikueue_worker_role_is_kueues_reference_role_for_the_enabled_integrations() -> None:
     """The default integrations (the local stack's: a small render) on a worker: exactly the script's rules for
     batch Jobs, JobSets, LeaderWorkerSets, RayJobs, RayClusters and pods (TrainJobs and Deployments have no rule
@@ -770,9 +786,7 @@ def test_multikueue_worker_role_is_kueues_reference_role_for_the_enabled_integra
     RayClusters lacked update and patch (the manager's scale-down of an elastic RayCluster was forbidden on
     the worker) and the queues were unreadable; CronJobs and Deployments, which MultiKueue never dispatches
     (their Jobs and pods it does), were granted."""
-    config = copy.deepcopy(stack_doc("local")["config"])
-    config[f"{cv.CONFIG_NAMESPACE}:{cv.MULTIKUEUE_ROLE_CONFIG}"] = "worker"
-    roles = [o for o in render_config(config, stack="local").kubernetes_objects()
+    roles = [o for o in local_as_a_multikueue_worker().kubernetes_objects()
              if o["kind"] == "ClusterRole" and o["metadata"]["name"] == cv.MULTIKUEUE_WORKER_CLUSTER_ROLE]
     assert len(roles) == 1
     assert _grants(roles[0]["rules"]) == {
