@@ -244,6 +244,26 @@ class Recovery:
     steps: list[str] = field(default_factory=list)
 
 
+def repair_state_sidecars(env: dict[str, str]) -> list[str]:
+    """Remove the empty metadata sidecars a SIGKILLed CLI can leave in a file backend; their names.
+
+    gocloud.dev's fileblob (v0.46.1 blob/fileblob/fileblob.go, writerWithSidecar.Close) writes a blob's
+    `<key>.attrs` sidecar in place and only then renames the new blob over the old: a kill in between leaves
+    the stack's `<stack>.json.attrs` empty beside an intact checkpoint, and every read of the stack then fails
+    with "failed to load checkpoint: EOF". fileblob reads a missing sidecar as no attributes, so removing the
+    empty one is the repair (docs/runbook.md, a killed `pulumi up`: step 0). Found by the faults suite."""
+    url = env.get("PULUMI_BACKEND_URL", "")
+    if not url.startswith("file://"):
+        return []
+    stacks = Path(url[len("file://"):]) / ".pulumi" / "stacks"
+    removed = []
+    for sidecar in stacks.rglob("*.attrs") if stacks.is_dir() else []:
+        if sidecar.stat().st_size == 0:
+            sidecar.unlink()
+            removed.append(sidecar.name)
+    return sorted(removed)
+
+
 def recover(pulumi: Pulumi, stack_args: list[str], pid: int | None = None) -> Recovery:
     """The documented recovery after a killed `up` (docs/runbook.md), as an operator meets it:
     0. the next `up` is refused: "the stack is currently locked by 1 lock(s)", the lock file naming the dead
@@ -355,8 +375,11 @@ class StackRig:
         kill = kill_up_at([self.pulumi_bin, "up", "--yes", "--skip-preview", *self.stack_args, "--non-interactive"],
                           self.env, str(ROOT), step, jitter)
         self.outputs.append(kill.output)
+        repaired = repair_state_sidecars(self.env)
         after_kill = self.inventory(target)
         recovery = recover(self.pulumi, self.stack_args, kill.pid)
+        if repaired:
+            recovery.steps.insert(0, f"remove empty {', '.join(repaired)}")
         converge = self.up(target) if recovery.steps != ["up (not refused)"] else 0.0
         return Trial(target, kill, after_kill, recovery, converge, self.inventory(target), self.no_changes())
 

@@ -4,6 +4,7 @@ pointed at loopback, KWOK's stages and the simulated nodes. The processes themse
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 import copy
 
 import pytest
@@ -183,3 +184,16 @@ def test_node_status_is_split_for_the_status_subresource() -> None:
     assert all(s["status"]["nodeInfo"]["kubeletVersion"] == "v1.33.13" for s in statuses)
     with pytest.raises(ValueError, match="items\\[0\\] is not a named Node"):
         nodes.split({"kind": "List", "items": [{"kind": "Pod"}]}, "v1")
+
+
+def test_a_killed_ups_empty_state_sidecar_is_removed_and_nothing_else(tmp_path: Path) -> None:
+    from localcluster.faults import repair_state_sidecars
+
+    stacks = tmp_path / ".pulumi" / "stacks" / "gpu-platform"
+    stacks.mkdir(parents=True)
+    (stacks / "s.json").write_text('{"version": 3}')
+    (stacks / "s.json.attrs").write_text("")                     # what the kill left
+    (stacks / "s.json.bak.attrs").write_text('{"user.cache_control": ""}')
+    assert repair_state_sidecars({"PULUMI_BACKEND_URL": f"file://{tmp_path}"}) == ["s.json.attrs"]
+    assert sorted(p.name for p in stacks.iterdir()) == ["s.json", "s.json.bak.attrs"]
+    assert repair_state_sidecars({"PULUMI_BACKEND_URL": "s3://bucket"}) == []
