@@ -40,6 +40,9 @@ BUSY_RUN_S, CRASH_RUN_S = 180, 90
 MIG = cv.mig_resource("1g.10gb")
 
 
+# How far before the test's start the report's window begins (a scrape's alignment, and then some).
+WINDOW_LEAD_S = 60
+
 def query(url: str, expr: str, at: float | None = None) -> list[dict[str, Any]]:
     params = {"query": expr, **({"time": f"{at:.3f}"} if at is not None else {})}
     with urllib.request.urlopen(f"{url}/api/v1/query?{urllib.parse.urlencode(params)}", timeout=30) as resp:
@@ -95,6 +98,9 @@ def test_a_known_workload_gives_the_reports_figures(platform: Live, prom: str) -
     # Start from a settled Prometheus: nothing of earlier tests still allocated in its samples.
     wait_for(lambda: value(prom, f'{alerts.TEAM_POOL_ALLOCATED_GPUS}{{team=~"beta|gamma"}}') == 0, 90,
              "no allocation left in Prometheus")
+    # The report's window starts a minute before `started` (scrape alignment): earlier tests' runs of these
+    # teams, deleted by their cleanup moments ago, must be older than that, or they count as preempted here.
+    time.sleep(WINDOW_LEAD_S + 15)
     started = time.time()
     submit(lv, "beta", "train", 4, "steady-0", busy=0.25, duration=BUSY_RUN_S)
     submit(lv, "beta", "train", 4, "steady-1", busy=0.25, duration=BUSY_RUN_S)
@@ -122,7 +128,7 @@ def test_a_known_workload_gives_the_reports_figures(platform: Live, prom: str) -
     wait_for(lambda: is_true(lv.workload("gamma", "urgent"), "Finished"), 180, "gamma/urgent finished")
     time.sleep(EDGE_S)   # the last ends reach the recorded series
     end = time.time()
-    report = ur.build(Prometheus(prom), lv.plan, ur.window(end, end - started + 60, STEP),
+    report = ur.build(Prometheus(prom), lv.plan, ur.window(end, end - started + WINDOW_LEAD_S, STEP),
                       pending=lambda: pending_work.read(lv.plan, lv.cluster.kubeconfig))
 
     beta, gamma = report["teams"]["beta"], report["teams"]["gamma"]
