@@ -9,23 +9,8 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# v0.10.1: the release the stacks deploy (spec addons.jobset.version default) and Trainer v2.0.0's go.mod requires.
+# v0.10.1: the release the stacks deploy (spec addons.jobset.version default).
 VERSION=v0.10.1
 MODULE=sigs.k8s.io/jobset
 
-tc_verify() { tc_go_built "$1/jobset-controller"; }
-tc_build() {
-  tc_log "building jobset $VERSION (controller-runtime and client-go; shares the Go build cache with the other controllers) ..."
-  tc_go_build "$1" "$MODULE@$VERSION" . jobset-controller "-X sigs.k8s.io/jobset/pkg/version.GitVersion=v0.10.1"
-}
-
-SRC_DIR="$TC_CACHE/src/jobset-$VERSION"
-case "${1:-}" in
-  ""|--src) ;;
-  -h|--help) tc_help; exit 0 ;;
-  *) tc_die "unknown argument: $1 (see --help)" ;;
-esac
-tc_ensure jobset "$VERSION" jobset-controller
-# What the live cluster installs beside the process, from the same module: charts/jobset.
-tc_module_files "$MODULE" "$VERSION" "$SRC_DIR" charts/jobset
-[ "${1:-}" != --src ] || echo "$SRC_DIR"
+tc_controller_main "${1:-}" -- jobset "$VERSION" "$MODULE" . jobset-controller "-X sigs.k8s.io/jobset/pkg/version.GitVersion=v0.10.1" charts/jobset

@@ -13,19 +13,4 @@ set -euo pipefail
 VERSION=v1.5.0
 MODULE=github.com/ray-project/kuberay/ray-operator
 
-tc_verify() { tc_go_built "$1/kuberay-operator"; }
-tc_build() {
-  tc_log "building kuberay $VERSION (controller-runtime and client-go; shares the Go build cache with the other controllers) ..."
-  tc_go_build "$1" "$MODULE@$VERSION" . kuberay-operator ""
-}
-
-SRC_DIR="$TC_CACHE/src/kuberay-$VERSION"
-case "${1:-}" in
-  ""|--src) ;;
-  -h|--help) tc_help; exit 0 ;;
-  *) tc_die "unknown argument: $1 (see --help)" ;;
-esac
-tc_ensure kuberay "$VERSION" kuberay-operator
-# What the live cluster installs beside the process, from the same module: config/crd/bases.
-tc_module_files "$MODULE" "$VERSION" "$SRC_DIR" config/crd/bases
-[ "${1:-}" != --src ] || echo "$SRC_DIR"
+tc_controller_main "${1:-}" -- kuberay "$VERSION" "$MODULE" . kuberay-operator "" config/crd/bases

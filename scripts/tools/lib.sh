@@ -269,3 +269,31 @@ tc_go_build() {
 
 # tc_go_built BINARY: the check after a tc_go_build (the binary is a Go executable for this machine).
 tc_go_built() { go version "$1" >/dev/null; }
+
+# tc_controller_main ARG -- TOOL VERSION MODULE PKGDIR BINARY LDFLAGS SRCPATH: the command line of a workload
+# controller's tool script (jobset, lws, trainer, kuberay): build BINARY from PKGDIR of MODULE@VERSION (or
+# link it), keep SRCPATH of the module (its chart or CRDs) in $TC_CACHE/src/TOOL-VERSION, and with --src print
+# that directory.
+tc_controller_main() {
+  local arg="${1:-}"
+  shift
+  [ "${1:-}" = -- ] || tc_die "tc_controller_main: missing --"
+  shift
+  local tool=$1 version=$2 module=$3 pkgdir=$4 binary=$5 ldflags=$6 srcpath=$7
+  case "$arg" in
+    ""|--src) ;;
+    -h|--help) tc_help; exit 0 ;;
+    *) tc_die "unknown argument: $arg (see --help)" ;;
+  esac
+  # shellcheck disable=SC2317  # called by tc_ensure
+  tc_verify() { tc_go_built "$1/$TC_CTL_BINARY"; }
+  # shellcheck disable=SC2317
+  tc_build() {
+    tc_log "building $TC_TOOL $TC_VERSION (controller-runtime and client-go; shares the Go build cache with the other controllers) ..."
+    tc_go_build "$1" "$TC_CTL_MODULE@$TC_VERSION" "$TC_CTL_PKGDIR" "$TC_CTL_BINARY" "$TC_CTL_LDFLAGS"
+  }
+  TC_CTL_BINARY=$binary TC_CTL_MODULE=$module TC_CTL_PKGDIR=$pkgdir TC_CTL_LDFLAGS=$ldflags
+  tc_ensure "$tool" "$version" "$binary"
+  tc_module_files "$module" "$version" "$TC_CACHE/src/$tool-$version" "$srcpath"
+  [ "$arg" != --src ] || echo "$TC_CACHE/src/$tool-$version"
+}

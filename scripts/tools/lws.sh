@@ -12,19 +12,4 @@ set -euo pipefail
 VERSION=v0.7.0
 MODULE=sigs.k8s.io/lws
 
-tc_verify() { tc_go_built "$1/lws-controller"; }
-tc_build() {
-  tc_log "building lws $VERSION (controller-runtime and client-go; shares the Go build cache with the other controllers) ..."
-  tc_go_build "$1" "$MODULE@$VERSION" cmd lws-controller "-X sigs.k8s.io/lws/pkg/version.GitVersion=v0.7.0"
-}
-
-SRC_DIR="$TC_CACHE/src/lws-$VERSION"
-case "${1:-}" in
-  ""|--src) ;;
-  -h|--help) tc_help; exit 0 ;;
-  *) tc_die "unknown argument: $1 (see --help)" ;;
-esac
-tc_ensure lws "$VERSION" lws-controller
-# What the live cluster installs beside the process, from the same module: charts/lws.
-tc_module_files "$MODULE" "$VERSION" "$SRC_DIR" charts/lws
-[ "${1:-}" != --src ] || echo "$SRC_DIR"
+tc_controller_main "${1:-}" -- lws "$VERSION" "$MODULE" cmd lws-controller "-X sigs.k8s.io/lws/pkg/version.GitVersion=v0.7.0" charts/lws

@@ -14,19 +14,4 @@ set -euo pipefail
 VERSION=v2.2.1
 MODULE=github.com/kubeflow/trainer/v2
 
-tc_verify() { tc_go_built "$1/trainer-controller-manager"; }
-tc_build() {
-  tc_log "building trainer $VERSION (controller-runtime and client-go; shares the Go build cache with the other controllers) ..."
-  tc_go_build "$1" "$MODULE@$VERSION" cmd/trainer-controller-manager trainer-controller-manager ""
-}
-
-SRC_DIR="$TC_CACHE/src/trainer-$VERSION"
-case "${1:-}" in
-  ""|--src) ;;
-  -h|--help) tc_help; exit 0 ;;
-  *) tc_die "unknown argument: $1 (see --help)" ;;
-esac
-tc_ensure trainer "$VERSION" trainer-controller-manager
-# What the live cluster installs beside the process, from the same module: charts/kubeflow-trainer.
-tc_module_files "$MODULE" "$VERSION" "$SRC_DIR" charts/kubeflow-trainer
-[ "${1:-}" != --src ] || echo "$SRC_DIR"
+tc_controller_main "${1:-}" -- trainer "$VERSION" "$MODULE" cmd/trainer-controller-manager trainer-controller-manager "" charts/kubeflow-trainer
