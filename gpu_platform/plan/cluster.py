@@ -1,0 +1,46 @@
+"""The cluster's plan: the EKS cluster or the attached one, its system node group, managed EKS add-ons and
+access entries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..spec import OidcProvider
+
+@dataclass(frozen=True, slots=True)
+class SystemPoolPlan:
+    """The untainted CPU node group (cluster.systemPool) the platform's add-ons run on."""
+
+    node_group_name: str
+    instance_type: str
+    min_nodes: int
+    max_nodes: int
+    desired_nodes: int
+    ami_type: str
+    disk_gib: int
+    labels: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterPlan:
+    name: str
+    provider: str
+    kubernetes_version: str
+    subnet_ids: tuple[str, ...]
+    create: bool
+    node_role_arn: str | None
+    platform_admins: tuple[str, ...]
+    system_pool: SystemPoolPlan | None = None
+    # eks: the vpc-cni EKS add-on is managed here with its network policy agent on (addons.vpcCni).
+    manage_vpc_cni: bool = False
+    vpc_cni_version: str | None = None
+    # eks: the node monitoring agent add-on, whose node conditions node repair acts on (addons.nodeMonitoringAgent).
+    manage_node_monitoring_agent: bool = False
+    node_monitoring_agent_version: str | None = None
+    # eks, created cluster: control-plane log types (audit.py decides the required ones).
+    control_plane_logs: tuple[str, ...] = ()
+    # eks: every access entry the stack makes: (IAM role ARN, Kubernetes groups, owner: a team or "platform").
+    access_entries: tuple[tuple[str, tuple[str, ...], str], ...] = ()
+    # eks: the OIDC identity provider (spec.OidcProvider), if any.
+    oidc: OidcProvider | None = None
