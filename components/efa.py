@@ -57,7 +57,7 @@ class EfaDevicePlugin(pulumi.ComponentResource):
         super().__init__("gpu-platform:efa:EfaDevicePlugin", name, None, opts)
         self.plan = plan
         self.values = chart_values(plan)
-        addon = plan.spec.addons.efaDevicePlugin
+        addon = plan.addons.efa_device_plugin
         self.release = k8s.helm.v3.Release(
             cv.EFA_DEVICE_PLUGIN_RELEASE_NAME,
             name=cv.EFA_DEVICE_PLUGIN_RELEASE_NAME,
@@ -75,7 +75,7 @@ class EfaDevicePlugin(pulumi.ComponentResource):
         return {
             "efaDevicePlugin": {
                 "namespace": cv.EFA_DEVICE_PLUGIN_NAMESPACE,
-                "chartVersion": self.plan.spec.addons.efaDevicePlugin.version,
+                "chartVersion": self.plan.addons.efa_device_plugin.version,
                 "pools": {p.name: {cv.EFA_RESOURCE: p.efa_interfaces} for p in self.plan.efa_pools},
             }
         }

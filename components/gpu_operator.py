@@ -146,12 +146,12 @@ def dcgm_exporter_env(plan: Plan) -> list[dict[str, str]]:
 def chart_values(plan: Plan) -> dict[str, Any]:
     """Helm values for the gpu-operator chart. Every key here exists in the chart's default values (or is
     documented there as a commented-out key); tests/unit/test_gpu_operator.py enforces it."""
-    addons = plan.spec.addons
+    addons = plan.addons
     tolerations = operand_tolerations(plan)
     return {
         # EKS NVIDIA AMIs ship the driver and the container toolkit; other clusters may need them.
-        "driver": {"enabled": addons.gpuOperator.driver},
-        "toolkit": {"enabled": addons.gpuOperator.toolkit},
+        "driver": {"enabled": addons.gpu_operator.driver},
+        "toolkit": {"enabled": addons.gpu_operator.toolkit},
         "cdi": {"enabled": True},
         "nfd": {"enabled": True},
         "gfd": {"enabled": True},
@@ -193,7 +193,7 @@ def chart_values(plan: Plan) -> dict[str, Any]:
                 # Keep the workload pod's namespace/pod labels that dcgm-exporter attaches, instead of
                 # renaming them exported_namespace/exported_pod (Prometheus honor_labels).
                 "honorLabels": True,
-                "additionalLabels": {cv.PROMETHEUS_RELEASE_LABEL: addons.monitoring.prometheusRelease},
+                "additionalLabels": {cv.PROMETHEUS_RELEASE_LABEL: addons.monitoring.prometheus_release},
                 "relabelings": [dict(NODE_RELABELING)],
             },
         },
@@ -214,7 +214,7 @@ class GpuOperator(pulumi.ComponentResource):
         self.mig = mig = mig_parted_config(plan)
         self.device_plugin = device_plugin = device_plugin_configs(plan)
         self.values = chart_values(plan)
-        addon = plan.spec.addons.gpuOperator
+        addon = plan.addons.gpu_operator
         ns_name = cv.GPU_OPERATOR_NAMESPACE
 
         # Operands run privileged with hostPID and hostIPC: privileged at every Pod Security mode.
@@ -257,7 +257,7 @@ class GpuOperator(pulumi.ComponentResource):
         self.register_outputs({})
 
     def exports(self) -> dict[str, Any]:
-        addon = self.plan.spec.addons.gpuOperator
+        addon = self.plan.addons.gpu_operator
         return {
             "gpuOperator": {
                 "namespace": cv.GPU_OPERATOR_NAMESPACE,

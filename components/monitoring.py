@@ -140,10 +140,10 @@ class Monitoring(pulumi.ComponentResource):
     def __init__(self, name: str, plan: Plan, operator: Any, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:monitoring:Monitoring", name, None, opts)
         self.plan = plan
-        addons = plan.spec.addons
+        addons = plan.addons
         self.rule_groups = alerts.rule_groups(plan)
         self.dashboards = dashboards.dashboards(plan)
-        release_label = {cv.PROMETHEUS_RELEASE_LABEL: addons.monitoring.prometheusRelease}
+        release_label = {cv.PROMETHEUS_RELEASE_LABEL: addons.monitoring.prometheus_release}
         ns_name = cv.MONITORING_NAMESPACE
 
         # The operator's release namespace must exist first; dcgm-exporter reads this ConfigMap from there.
@@ -205,7 +205,7 @@ class Monitoring(pulumi.ComponentResource):
         return {
             "monitoring": {
                 "namespace": cv.MONITORING_NAMESPACE,
-                "installed": self.plan.spec.addons.monitoring.install,
+                "installed": self.plan.addons.monitoring.install,
                 "dashboards": [d.uid for d in self.dashboards],
                 "alerts": sorted(a.alert for a in alerts.alerts(self.plan)),
             }

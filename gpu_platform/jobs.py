@@ -154,9 +154,7 @@ def check(plan: Plan, req: JobRequest) -> tuple[TeamPlan, PoolPlan, str]:
     if problem:
         raise JobError(problem + ("" if req.image else " (pass --image)"))
     if plan.data is not None:  # the data path's scratch claims must fit the namespace's own storage quota
-        limits = next(t.limits for t in plan.spec.teams if t.name == team.name)
-        problem = scratch_problem(plan.data, team.name, limits.storage, limits.persistentVolumeClaims, req.nodes,
-                                  pool.local_nvme)
+        problem = scratch_problem(plan.data, team.name, team.own_storage, team.own_claims, req.nodes, pool.local_nvme)
         if problem:
             raise JobError(problem)
     return team, pool, namespace

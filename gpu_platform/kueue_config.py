@@ -220,7 +220,7 @@ def local_controller_config(
 
 def chart_values(plan: Plan) -> dict[str, Any]:
     """Helm values of the Kueue chart; every key exists in the chart's values.yaml (a test checks)."""
-    version = plan.spec.addons.kueue.version
+    version = plan.addons.kueue.version
     manager: dict[str, Any] = {
         "image": {
             "repository": KUEUE_IMAGE_REPOSITORY,

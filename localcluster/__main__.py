@@ -109,7 +109,7 @@ def cmd_kueue_config(args: argparse.Namespace) -> str:
 
 def cmd_audit_policy(args: argparse.Namespace) -> str:
     plan = _plan(args.stack)
-    Path(args.out).write_text(yaml.safe_dump(audit_policy(plan.spec.addons.kueue.integrations), sort_keys=False))
+    Path(args.out).write_text(yaml.safe_dump(audit_policy(plan.addons.kueue.integrations), sort_keys=False))
     return f"audit policy of stack {args.stack}"
 
 

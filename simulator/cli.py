@@ -202,7 +202,7 @@ def stack_scale_down_s(plan: Plan) -> float:
     if scaling and all(p.karpenter is not None for p in scaling):
         return min(go_duration_s(p.karpenter.consolidate_after, f"pools[{p.name}].karpenter.consolidateAfter")
                    for p in scaling if p.karpenter is not None)
-    return go_duration_s(plan.spec.addons.clusterAutoscaler.scaleDownUnneededTime,
+    return go_duration_s(plan.addons.scale_down_unneeded_time,
                          "addons.clusterAutoscaler.scaleDownUnneededTime")
 
 

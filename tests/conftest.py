@@ -76,12 +76,23 @@ def platform_raw(stack: str) -> dict[str, Any]:
 
 
 @functools.cache
-def plan_of(stack: str):
-    from gpu_platform.plan import build_plan
+def stack_config_of(stack: str):
+    """A stack's checked spec and region, loaded once (the Plan does not carry the spec)."""
     from gpu_platform.spec import load_stack_config
 
-    spec, region = load_stack_config(stack_doc(stack))
-    return build_plan(spec, region)
+    return load_stack_config(stack_doc(stack))
+
+
+def spec_of(stack: str):
+    """A stack's checked spec: what a test compares a render with when the stack's YAML is the truth."""
+    return stack_config_of(stack)[0]
+
+
+@functools.cache
+def plan_of(stack: str):
+    from gpu_platform.plan import build_plan
+
+    return build_plan(*stack_config_of(stack))
 
 
 @functools.cache

@@ -36,8 +36,7 @@ class Queues(pulumi.ComponentResource):
                  controller_after: Sequence[pulumi.Resource] = ()):
         super().__init__("gpu-platform:queues:Queues", name, None, opts)
         self.plan = plan
-        addons = plan.spec.addons
-        self.installed = addons.kueue.install
+        self.installed = plan.addons.kueue.install
         self.ready = []
         self.namespace: k8s.core.v1.Namespace | None = None
         self.release: k8s.helm.v3.Release | None = None
@@ -138,17 +137,17 @@ class Queues(pulumi.ComponentResource):
         return pulumi.ResourceOptions(parent=self, depends_on=[*self.ready, *(r for r in extra if r is not None)])
 
     def exports(self) -> dict[str, Any]:
-        mk = self.plan.spec.multiKueue
         return {
             "kueue": {
                 "installed": self.installed,
-                "version": self.plan.spec.addons.kueue.version if self.installed else None,
+                "version": self.plan.addons.kueue.version if self.installed else None,
                 "namespace": cv.KUEUE_NAMESPACE,
                 "localQueue": cv.LOCAL_QUEUE_NAME,
                 "clusterQueues": {t.name: t.cluster_queue for t in self.plan.teams},
                 "flavors": [p.flavor for p in self.plan.pools],
                 "priorityClasses": {p.name: p.class_name for p in self.plan.priorities},
-                "multiKueueWorkers": [w.name for w in mk.workers] if self.plan.multikueue_manager and mk else [],
+                "multiKueueWorkers": ([w.name for w in self.plan.addons.multikueue_workers]
+                                      if self.plan.multikueue_manager else []),
                 "multiKueueRole": self.plan.multikueue_role,
                 "provisioningRequest": ({"admissionCheck": self.plan.provisioning.admission_check,
                                          "flavors": list(self.plan.provisioning.flavors)}

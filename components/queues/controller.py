@@ -21,7 +21,7 @@ def controller(parent: pulumi.Resource, plan: Plan,
                after: Sequence[pulumi.Resource] = ()) -> tuple[k8s.core.v1.Namespace, k8s.helm.v3.Release]:
     """Kueue's namespace (restricted PSA) and its Helm release with the stack's chart values, after `after`
     (the ProvisioningRequest CRD, which Kueue looks for once, when it starts)."""
-    kueue = plan.spec.addons.kueue
+    kueue = plan.addons.kueue
     # The controller pod meets the restricted profile (runAsNonRoot, RuntimeDefault seccomp, no
     # privilege escalation, all capabilities dropped: the chart's securityContext).
     namespace, _ = platform_namespace(

@@ -55,7 +55,7 @@ def multikueue_worker_rules(plan: Plan) -> list[dict[str, Any]]:
     worker; a kind more is a grant nothing uses."""
     kueue_group = cv.KUEUE_API_VERSION.split("/")[0]
     rules: list[dict[str, Any]] = []
-    for name in dict.fromkeys(plan.spec.addons.kueue.integrations):
+    for name in dict.fromkeys(plan.addons.kueue.integrations):
         if name not in REFERENCE_WORKER_RULES:
             continue
         group, plural, verbs, status = REFERENCE_WORKER_RULES[name]
@@ -82,17 +82,16 @@ def multikueue_manager(
     Each worker's kubeconfig comes from a Pulumi secret config value and stays a secret Output all the
     way into the Kubernetes Secret, so it is encrypted in state and never printed.
     """
-    mk = plan.spec.multiKueue
-    assert mk is not None
+    workers = plan.addons.multikueue_workers
     cfg = pulumi.Config(cv.CONFIG_NAMESPACE)
     clusters: list[pulumi.Resource] = []
-    for worker in mk.workers:
+    for worker in workers:
         secret_name = cv.multikueue_secret_name(worker.name)
         secret = k8s.core.v1.Secret(
             f"kueue-mk-secret-{worker.name}",
             metadata=object_metadata(secret_name, namespace=cv.KUEUE_NAMESPACE),
             type="Opaque",
-            string_data={cv.MULTIKUEUE_KUBECONFIG_KEY: cfg.require_secret(worker.kubeconfigSecret)},
+            string_data={cv.MULTIKUEUE_KUBECONFIG_KEY: cfg.require_secret(worker.kubeconfig_secret)},
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[*ready, *([namespace] if namespace else [])]),
         )
         clusters.append(KueueObject(
@@ -111,7 +110,7 @@ def multikueue_manager(
             "apiVersion": cv.KUEUE_API_VERSION,
             "kind": "MultiKueueConfig",
             "metadata": object_metadata(cv.MULTIKUEUE_NAME),
-            "spec": {"clusters": [cv.multikueue_cluster_name(w.name) for w in mk.workers]},
+            "spec": {"clusters": [cv.multikueue_cluster_name(w.name) for w in workers]},
         },
         opts=after(*clusters),
     )

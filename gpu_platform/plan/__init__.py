@@ -1,9 +1,13 @@
 """The derived plan: every number and name the components need, computed once from a validated spec.
 
-Split along its seams (quantities, node_reserve, the dataclasses in pools/teams/cluster/model, builders,
-warnings); the names below are the package's public ones, so `from gpu_platform.plan import X` works for all.
+Split along its seams (quantities, node_reserve, the dataclasses in pools/teams/cluster/addons/model,
+builders, warnings); the names below are the package's public ones, so `from gpu_platform.plan import X` works for all.
 """
 
+from .addons import (
+    AddonsPlan, EfaDevicePluginAddonPlan, GpuOperatorAddonPlan, KueueAddonPlan, MonitoringAddonPlan,
+    MultiKueueWorkerPlan,
+)
 from .builders import build_plan
 from .cluster import ClusterPlan, SystemPoolPlan
 from .model import Plan
@@ -19,6 +23,8 @@ from .teams import (
 )
 
 __all__ = [
+    "AddonsPlan", "EfaDevicePluginAddonPlan", "GpuOperatorAddonPlan", "KueueAddonPlan", "MonitoringAddonPlan",
+    "MultiKueueWorkerPlan",
     "CHECKPOINT_DESTINATIONS", "CONTAINER_DEFAULT_LIMIT", "CONTAINER_DEFAULT_REQUEST", "DAEMONSET_CPU_MILLIS",
     "DAEMONSET_MEMORY_MIB", "EVICTION_MEMORY_MIB", "MAX_PODS_PER_NODE", "NODE_UPDATE_MAX_UNAVAILABLE", "ClusterPlan",
     "CohortPlan", "EgressPlan", "Plan", "PoolPlan", "PreemptionPlan", "PriorityPlan", "QuotaPlan", "SystemPoolPlan",

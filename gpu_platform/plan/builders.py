@@ -14,6 +14,7 @@ from ..pool_derivations import (
 )
 from ..quota_reach import Reach, reaches_of_spec
 from ..spec import Platform, Pool, Team
+from .addons import plan_addons
 from .cluster import ClusterPlan, SystemPoolPlan
 from .model import Plan
 from .node_reserve import reserved_cpu_millis, reserved_memory_mib
@@ -162,6 +163,8 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
             - {pools[q].resource_name for q in team.quotas if not pools[q].topology})),
         cpu_only_cpu_millis=lim.cpu * 1000,
         cpu_only_memory_mib=lim.memoryGiB * 1024,
+        own_storage=lim.storage,
+        own_claims=lim.persistentVolumeClaims,
         allowed_registries=tuple(dict.fromkeys([*spec.images.allowedRegistries, *team.allowedRegistries])),
         access_entries=tuple((e.principalArn, tuple(e.groups)) for e in team.accessEntries),
     )
@@ -238,7 +241,7 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
         # MIG slices keep their own resource names only under the mixed strategy; `single` would
         # advertise them as nvidia.com/gpu and break the Kueue flavors' resource names.
         mig_strategy="mixed" if any(p.sharing_mode == "mig" for p in pools) else "single",
-        spec=spec,
+        addons=plan_addons(spec),
         warnings=plan_warnings(pools, teams, spec, provisioning),
         multikueue_role=multikueue_role,
         image_registries=tuple(spec.images.allowedRegistries),

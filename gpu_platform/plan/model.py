@@ -1,18 +1,19 @@
 """The whole plan: every number and name the components need, computed once from a validated spec.
 
 Components translate a Plan into resources and never re-derive a quota, a label or a price, so the
-CLI's `plan` output, the rendered resources and the policy pack always agree.
+CLI's `plan` output, the rendered resources and the policy pack always agree. The Plan does not carry the
+spec: what a component needs is a field here (tests/unit/test_layers.py holds the components to it).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .. import conventions as cv, workload_controllers as wc
 from ..autoscaling import ClusterAutoscalerPlan, ProvisioningPlan
 from ..data import DataPlan
 from ..karpenter import KarpenterPlan
-from ..spec import Platform
+from .addons import AddonsPlan
 from .cluster import ClusterPlan
 from .pools import PoolPlan
 from .teams import CohortPlan, PriorityPlan, TeamPlan
@@ -28,7 +29,8 @@ class Plan:
     cohorts: tuple[CohortPlan, ...]
     priorities: tuple[PriorityPlan, ...]
     mig_strategy: str
-    spec: Platform = field(repr=False)
+    # The add-ons and the MultiKueue workers (addons.py): components read these, never the spec.
+    addons: AddonsPlan
     warnings: tuple[str, ...] = ()
     # The stack's MultiKueue side (stack config gpu-platform:multiKueueRole): manager or worker.
     multikueue_role: str = "manager"
@@ -36,7 +38,7 @@ class Plan:
     @property
     def multikueue_manager(self) -> bool:
         """Dispatches to workers: the spec lists them and this stack is not deployed as a worker."""
-        return self.multikueue_role == "manager" and self.spec.multiKueue is not None and bool(self.spec.multiKueue.workers)
+        return self.multikueue_role == "manager" and bool(self.addons.multikueue_workers)
 
     @property
     def multikueue_worker(self) -> bool:
@@ -92,7 +94,7 @@ class Plan:
     def installs_efa_device_plugin(self) -> bool:
         """The EFA device plugin is installed when a pool has EFA interfaces: its nodes advertise
         `vpc.amazonaws.com/efa` only through the plugin (addons.efaDevicePlugin.install)."""
-        return bool(self.efa_pools) and self.spec.addons.efaDevicePlugin.install
+        return bool(self.efa_pools) and self.addons.efa_device_plugin.install
 
     @property
     def gpu_resource_names(self) -> tuple[str, ...]:

@@ -80,6 +80,10 @@ class TeamPlan:
     # without GPUs, the same allowance its ResourceQuota adds on top of the GPU-derived CPU and memory.
     cpu_only_cpu_millis: int = 0
     cpu_only_memory_mib: int = 0
+    # teams[].limits.storage and persistentVolumeClaims: the namespace's own storage allowance, before the
+    # platform's claims are added to its quota (data.namespace_quota_with_claims); the job template's scratch fits it.
+    own_storage: str = "0"
+    own_claims: int = 0
     # GPU resource names the team gets only from topology-aware pools (no non-TAS pool of the team has them).
     topology_resources: tuple[str, ...] = ()
     # Registries the team's pods may pull from: images.allowedRegistries, then teams[].allowedRegistries.

@@ -33,7 +33,7 @@ KUBERAY_ALLOW_SPEC = {
 
 def test_the_kuberay_allow_is_deployed_in_every_team_namespace(live: Live) -> None:
     """The live stack keeps Kueue's default integrations (RayJob and RayCluster among them)."""
-    assert {"ray.io/rayjob", "ray.io/raycluster"} <= set(live.plan.spec.addons.kueue.integrations)
+    assert {"ray.io/rayjob", "ray.io/raycluster"} <= set(live.plan.addons.kueue.integrations)
     for team in live.plan.teams:
         for ns in team.namespaces:
             policy = live.get("networkpolicy", cv.NETWORK_POLICY_ALLOW_KUBERAY, "-n", ns)

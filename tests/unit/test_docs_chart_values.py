@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from gpu_platform import conventions as cv
-from tests.conftest import ROOT, plan_of, reference_yaml, rendered
+from tests.conftest import ROOT, reference_yaml, rendered, spec_of
 from tests.reference_data import values_file
 
 PAGE = ROOT / "docs" / "queues.md"
@@ -43,7 +43,7 @@ def release_values(stack: str) -> dict[str, Any]:
 
 def chart_keys() -> set[str]:
     """Every key path of the chart's values.yaml, leaves and the maps above them."""
-    version = plan_of("prod").spec.addons.kueue.version
+    version = spec_of("prod").addons.kueue.version
     defaults = reference_yaml(values_file(f"kueue-v{version}-chart-values.yaml"))
     out: set[str] = set()
     for path, _ in leaves(defaults):
@@ -72,7 +72,7 @@ def literal(cell: str, stack: str) -> Any:
     m = re.match(r"^`([^`]*)`", cell)
     if not m:
         return None
-    text = m.group(1).replace("<version>", plan_of(stack).spec.addons.kueue.version.removeprefix("v"))
+    text = m.group(1).replace("<version>", spec_of(stack).addons.kueue.version.removeprefix("v"))
     return yaml.safe_load(text)
 
 

@@ -15,7 +15,7 @@ from gpu_platform import catalog, conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import load_platform
 from tests.chart_values import chart_defaults, unknown_keys
-from tests.conftest import plan_of, platform_raw, rendered
+from tests.conftest import plan_of, platform_raw, rendered, spec_of
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 DEFAULTS = chart_defaults("aws-efa-k8s-device-plugin-v0.5.30-values.yaml")
@@ -37,7 +37,7 @@ def tolerated(tolerations: list[dict[str, str]], taint: dict[str, str]) -> bool:
 @pytest.mark.parametrize("stack", ["staging", "prod"])
 def test_stacks_with_efa_pools_install_the_pinned_chart_in_kube_system(stack: str) -> None:
     (release,) = efa_releases(stack)
-    assert release.inputs["version"] == plan_of(stack).spec.addons.efaDevicePlugin.version == "v0.5.30"
+    assert release.inputs["version"] == spec_of(stack).addons.efaDevicePlugin.version == "v0.5.30"
     assert release.inputs["repositoryOpts"] == {"repo": "https://aws.github.io/eks-charts"}
     assert release.inputs["namespace"] == "kube-system"
     assert release.inputs["name"] == cv.EFA_DEVICE_PLUGIN_RELEASE_NAME

@@ -16,7 +16,7 @@ from gpu_platform import catalog, conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
 from tests.chart_values import unknown_keys
-from tests.conftest import plan_of, platform_raw, reference_yaml, rendered
+from tests.conftest import plan_of, platform_raw, reference_yaml, rendered, spec_of
 from tests.reference_data import crd_file, values_file
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -202,7 +202,7 @@ def test_dcgm_exporter_maps_shared_gpus_to_pods() -> None:
 
 def test_dcgm_service_monitor_is_picked_up_and_keeps_pod_labels() -> None:
     sm = values("prod")["dcgmExporter"]["serviceMonitor"]
-    spec = plan_of("prod").spec.addons.monitoring
+    spec = spec_of("prod").addons.monitoring
     assert sm["enabled"] is spec.install
     assert sm["additionalLabels"] == {cv.PROMETHEUS_RELEASE_LABEL: spec.prometheusRelease}
     assert sm["honorLabels"] is True

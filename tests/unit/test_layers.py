@@ -10,6 +10,7 @@ and this needs no extra dependency.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -108,3 +109,70 @@ def test_the_check_sees_lazy_relative_and_importlib_imports() -> None:
     assert imports_of(source, "gpu_platform.cli", False) == {"components", "policies", "simulator", "pulumi"}
     assert imports_of("from . import plan", "gpu_platform", True) == {"gpu_platform"}
     assert imports_of("from .spec import x", "gpu_platform.plan", False) == {"gpu_platform"}
+
+
+# Components translate the plan and never read the spec (docs/architecture.md): the Plan does not carry it, and no
+# component reaches for a `.spec` attribute (or getattr(x, "spec")) on anything, so none can start to again.
+SPEC_READ = "components translate the plan, never the spec: take the value from a Plan field (gpu_platform/plan/)"
+
+
+def spec_reads(source: str, path: str) -> list[str]:
+    """`path:line: expression` for every `.spec` attribute and getattr(..., "spec") in `source`; Kubernetes
+    objects' `spec` keys are dict keys and CEL strings, which this does not see."""
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr == "spec":
+            out.append((node.lineno, ast.unparse(node)))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+              and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "spec"):
+            out.append((node.lineno, ast.unparse(node)))
+    return [f"{path}:{line}: {expr}" for line, expr in sorted(out)]
+
+
+def test_no_component_reads_the_spec() -> None:
+    found = [hit for _, path in modules_of("components")
+             for hit in spec_reads(path.read_text(), str(path.relative_to(ROOT)))]
+    assert found == [], SPEC_READ + ":\n" + "\n".join(found)
+
+
+def test_the_spec_read_check_names_the_file_and_line() -> None:
+    source = (
+        "def f(plan, obj):\n"
+        "    body = obj['spec']  # a Kubernetes object's spec: a key, not a spec read\n"
+        "    cel = 'object.spec.template'\n"
+        "    kueue = plan.spec.addons.kueue\n"
+        "    return getattr(plan, 'spec'), self.plan.spec\n"
+    )
+    assert spec_reads(source, "components/x.py") == [
+        "components/x.py:4: plan.spec",
+        "components/x.py:5: getattr(plan, 'spec')",
+        "components/x.py:5: self.plan.spec",
+    ]
+
+
+@pytest.mark.parametrize("stack", ["local", "prod", "staging"])
+def test_the_plan_carries_no_spec(stack: str) -> None:
+    """Nothing in a built Plan is the spec or a section of it that holds the add-ons: a component handed the
+    Plan has no spec to read, under any name."""
+    from gpu_platform.plan import Plan
+    from gpu_platform.spec import Addons, Platform
+    from tests.conftest import plan_of
+
+    assert "spec" not in {f.name for f in dataclasses.fields(Plan)} and not hasattr(plan_of(stack), "spec")
+    seen: list[str] = []
+
+    def walk(value: object, where: str) -> None:
+        if isinstance(value, (Platform, Addons)):
+            seen.append(f"{where} is the spec's {type(value).__name__}")
+        elif dataclasses.is_dataclass(value):
+            for f in dataclasses.fields(value):
+                walk(getattr(value, f.name), f"{where}.{f.name}")
+        elif isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                walk(item, f"{where}[{i}]")
+        elif isinstance(value, dict):
+            for k, item in value.items():
+                walk(item, f"{where}[{k!r}]")
+
+    walk(plan_of(stack), "plan")
+    assert seen == [], "\n".join(seen)

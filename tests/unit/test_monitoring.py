@@ -20,7 +20,7 @@ from harness.render import run_program
 from gpu_platform import conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import load_platform
-from tests.conftest import plan_of, platform_raw, rendered
+from tests.conftest import plan_of, platform_raw, rendered, spec_of
 from tests.crd_schema import validate
 from tests.reference_data import values_file
 
@@ -112,7 +112,7 @@ def test_prometheus_rule_is_valid_and_reaches_prometheus() -> None:
     assert validate(rule) == []
     meta = rule["metadata"]
     assert meta["namespace"] == cv.MONITORING_NAMESPACE
-    release = plan_of("prod").spec.addons.monitoring.prometheusRelease
+    release = spec_of("prod").addons.monitoring.prometheusRelease
     assert meta["labels"][cv.PROMETHEUS_RELEASE_LABEL] == release
     assert meta["labels"][cv.MANAGED_BY] == cv.MANAGED_BY_VALUE
 
@@ -176,7 +176,7 @@ def test_plan_series_follow_the_plan() -> None:
 def test_kueue_service_monitor_selects_the_kueue_metrics_service() -> None:
     (sm,) = objects("prod", "ServiceMonitor")
     assert validate(sm) == []
-    assert sm["metadata"]["labels"][cv.PROMETHEUS_RELEASE_LABEL] == plan_of("prod").spec.addons.monitoring.prometheusRelease
+    assert sm["metadata"]["labels"][cv.PROMETHEUS_RELEASE_LABEL] == spec_of("prod").addons.monitoring.prometheusRelease
     spec = sm["spec"]
     assert spec["namespaceSelector"] == {"matchNames": [cv.KUEUE_NAMESPACE]}
     # Kueue chart 0.19.2 (templates/_helpers.tpl): the metrics Service is labelled with the chart name,

@@ -19,7 +19,7 @@ import yaml
 
 from harness.render import SECRET_PLACEHOLDER, Recorded, Rendered
 from gpu_platform import conventions as cv
-from tests.conftest import background_render, plan_of, render_config, rendered, stack_doc
+from tests.conftest import background_render, plan_of, render_config, rendered, spec_of, stack_doc
 from tests.crd_schema import validate
 from tests.reference_data import values_file
 
@@ -241,10 +241,9 @@ def multikueue_render() -> tuple[Rendered, dict[str, Any], dict[str, str]]:
 
 
 def test_release_pins_the_chart_version_and_namespace() -> None:
-    plan = plan_of("prod")
     rel = release(rendered("prod")).inputs
     assert rel["chart"] == "oci://registry.k8s.io/kueue/charts/kueue"
-    assert rel["version"] == plan.spec.addons.kueue.version
+    assert rel["version"] == spec_of("prod").addons.kueue.version
     assert rel["name"] == cv.KUEUE_RELEASE_NAME
     assert rel["namespace"] == cv.KUEUE_NAMESPACE
     # The namespace exists before the release: made here (labelled) or by Helm.
@@ -254,7 +253,7 @@ def test_release_pins_the_chart_version_and_namespace() -> None:
     assert all(n.name in dependencies for n in namespaces)
     # The controller image is the same release as the chart (the source values point at a staging tag).
     image = rel["values"]["controllerManager"]["manager"]["image"]
-    assert image["tag"].lstrip("v") == plan.spec.addons.kueue.version.lstrip("v")
+    assert image["tag"].lstrip("v") == spec_of("prod").addons.kueue.version.lstrip("v")
 
 
 def test_kueue_namespace_is_labelled_and_enforces_restricted() -> None:
@@ -306,14 +305,13 @@ def test_controller_config_keeps_every_chart_default_setting() -> None:
 
 
 def test_controller_config_turns_on_fair_sharing_wait_for_pods_ready_and_metrics() -> None:
-    plan = plan_of("prod")
     config = controller_config(rendered("prod"))
     assert config["fairSharing"]["preemptionStrategies"] in FAIR_SHARING_STRATEGY_SETS
     wfpr = config["waitForPodsReady"]
     assert wfpr["timeout"] and wfpr["requeuingStrategy"]["timestamp"] in ("Eviction", "Creation")
     assert wfpr["requeuingStrategy"]["backoffLimitCount"] >= 0
     assert config["metrics"]["enableClusterQueueResources"] is True
-    assert config["integrations"]["frameworks"] == list(plan.spec.addons.kueue.integrations)
+    assert config["integrations"]["frameworks"] == list(spec_of("prod").addons.kueue.integrations)
     assert set(config["integrations"]["frameworks"]) <= KUEUE_FRAMEWORKS
     # EFA pods request vpc.amazonaws.com/efa, which no ClusterQueue covers: Kueue must not count it.
     assert any(cv.EFA_RESOURCE.startswith(p) for p in config["resources"]["excludeResourcePrefixes"])
@@ -334,7 +332,7 @@ def test_kueue_manages_jobs_only_in_tenant_namespaces() -> None:
 def test_local_stack_has_no_release_but_all_kueue_objects() -> None:
     plan = plan_of("local")
     r = rendered("local")
-    assert not plan.spec.addons.kueue.install
+    assert not spec_of("local").addons.kueue.install
     assert [x for x in mine(r) if x.type in (RELEASE, NAMESPACE)] == []
     assert set(by_name(kueue_objects(r, "ResourceFlavor"))) == {cv.CPU_FLAVOR, *(p.flavor for p in plan.pools)}
     assert set(by_name(kueue_objects(r, "ClusterQueue"))) == {t.cluster_queue for t in plan.teams}
@@ -346,7 +344,7 @@ def test_local_stack_has_no_release_but_all_kueue_objects() -> None:
 def test_every_kueue_object_waits_for_the_controller(stack: str) -> None:
     r = rendered(stack)
     releases = [x.name for x in mine(r) if x.type == RELEASE]
-    assert len(releases) == (1 if plan_of(stack).spec.addons.kueue.install else 0)
+    assert len(releases) == (1 if spec_of(stack).addons.kueue.install else 0)
     for x in mine(r):
         if x.type.startswith(KUEUE):
             assert set(releases) <= set(x.options["dependencies"]), x.name

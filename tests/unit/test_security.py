@@ -15,7 +15,7 @@ from gpu_platform.kueue_config import controller_config
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
 from tests import cel
-from tests.conftest import plan_of, platform_raw, rendered
+from tests.conftest import plan_of, platform_raw, rendered, spec_of
 from tests.unit.test_node_pools import variant
 
 ACCESS_ENTRY = "aws:eks/accessEntry:AccessEntry"
@@ -226,7 +226,7 @@ def test_every_pool_says_where_checkpoints_go() -> None:
 
 
 def test_the_audit_policy_records_exactly_the_four_kinds_of_request() -> None:
-    policy = audit.audit_policy(plan_of("prod").spec.addons.kueue.integrations)
+    policy = audit.audit_policy(spec_of("prod").addons.kueue.integrations)
     rules = policy["rules"]
     assert rules[0] == {"level": "Metadata", "resources": [{"group": "", "resources": ["secrets"]}]}
     assert set(rules[1]["resources"][0]["resources"]) >= {"pods/exec", "pods/attach", "pods/ephemeralcontainers"}

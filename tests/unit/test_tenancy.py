@@ -17,7 +17,7 @@ import pytest
 from gpu_platform import conventions as cv
 from gpu_platform.plan import CONTAINER_DEFAULT_LIMIT, CONTAINER_DEFAULT_REQUEST
 from tests import cel
-from tests.conftest import plan_of, rendered
+from tests.conftest import plan_of, rendered, spec_of
 from tests.crd_schema import validate
 
 STACK = "prod"
@@ -416,7 +416,7 @@ def test_kuberay_operator_reaches_ray_heads_on_the_dashboard_and_client_ports_on
     """prod enables ray.io/rayjob and ray.io/raycluster (Kueue's defaults): without this policy the tenant
     default deny drops the operator's dashboard calls, and a RayJob never records completion and holds its
     quota. Only heads, only from the operator's pods in the operator's namespace, only those two ports."""
-    assert {"ray.io/rayjob", "ray.io/raycluster"} <= set(plan_of(STACK).spec.addons.kueue.integrations)
+    assert {"ray.io/rayjob", "ray.io/raycluster"} <= set(spec_of(STACK).addons.kueue.integrations)
     for team, ns in team_namespaces():
         policy = one("NetworkPolicy", ns, "allow-kuberay-operator")
         assert policy["spec"] == KUBERAY_ALLOW, ns

@@ -12,7 +12,7 @@ from gpu_platform.errors import SpecError
 from gpu_platform.kueue_config import controller_config
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import load_platform
-from tests.conftest import plan_of, platform_raw, rendered
+from tests.conftest import plan_of, platform_raw, rendered, spec_of
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 EVERYTHING = ["batch/job", "pod", "deployment", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob",
@@ -36,7 +36,7 @@ def problems(stack: str = "prod", **addons: Any) -> str:
 
 
 def test_every_controller_is_installed_at_its_pinned_version_by_default() -> None:
-    addons = plan_of("prod").spec.addons
+    addons = spec_of("prod").addons
     assert (addons.jobset.install, addons.jobset.version) == (True, "0.10.1")
     assert (addons.trainer.install, addons.trainer.version) == (True, "2.2.1")
     assert (addons.leaderWorkerSet.install, addons.leaderWorkerSet.version) == (True, "0.7.0")
