@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from . import catalog, conventions as cv
+from .pool_derivations import pool_capacity_gpus
 from .spec import KARPENTER_CAPACITY_TYPES, KarpenterPool, Platform, Pool
 
 # Work that runs to completion (a training step, a batch job, a notebook session) loses everything since
@@ -169,7 +170,7 @@ def plan_pool(pool: Pool) -> KarpenterPoolPlan | None:
         ami_family=AMI_FAMILY[pool.amiType],
         ami_alias=f"{AMI_ALIAS_FAMILY[pool.amiType]}@{k.amiVersion}",
         limit_nodes=pool.capacity.max,
-        limit_gpus=pool.capacity.max * it.gpus,
+        limit_gpus=pool_capacity_gpus(pool),
         consolidation_policy=policy,
         consolidate_after=k.consolidateAfter,
         expire_after=expire,

@@ -1,18 +1,23 @@
-"""What a spec pool implies that both the cross-field checks and the plan need: its units and node labels.
+"""What a spec pool implies that both the cross-field checks and the plan need: its units, its capacity in units
+and GPUs, the nominal quotas on it, and its node labels.
 
-Computed here once: `spec.checks` validates with them (label lengths, quotas against capacity) and `plan`
-builds every PoolPlan from them, so a check can never judge a number the plan computes differently.
+Computed here once: `spec.checks` validates with them (label lengths, quotas against capacity), `quota_reach`
+caps a team's reach with the capacity, Karpenter's limits are the capacity in GPUs, and `plan` builds every
+PoolPlan from them, so a check can never judge a number the plan computes differently. The policy pack reads
+the capacity's inputs from the declared resources instead (policies/gpu_policies/queues.py) but multiplies
+them with `capacity_units` here.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from . import catalog, conventions as cv
 
 if TYPE_CHECKING:
     from .spec.cluster import Cluster
     from .spec.pools import Pool
+    from .spec.tenancy import Team
 
 # EKS AMI types whose nodes run Bottlerocket: its NVIDIA variants start their own NVIDIA device plugin
 # (EKS user guide, "Manage NVIDIA GPU devices on Amazon EKS", device-management-nvidia.html; bottlerocket-os/
@@ -30,9 +35,30 @@ def pool_units_per_gpu(pool: Pool) -> int:
     return units
 
 
+def capacity_units(max_nodes: int, gpus_per_node: int, units_per_gpu: int) -> int:
+    """Units `max_nodes` nodes offer: the one formula of a pool's capacity, for a spec pool below and for a node
+    group or NodePool the policy pack reads back."""
+    return max_nodes * gpus_per_node * units_per_gpu
+
+
+def pool_capacity_gpus(pool: Pool) -> int:
+    """GPUs the pool has at capacity.max (its capacity in units of a whole GPU): Karpenter's GPU limit."""
+    return capacity_units(pool.capacity.max, catalog.INSTANCE_TYPES[pool.instanceType].gpus, 1)
+
+
 def pool_capacity_units(pool: Pool) -> int:
-    """Units the pool offers at capacity.max."""
-    return pool.capacity.max * catalog.INSTANCE_TYPES[pool.instanceType].gpus * pool_units_per_gpu(pool)
+    """Units the pool offers at capacity.max: what Kueue's flavor is told the pool holds."""
+    return capacity_units(pool.capacity.max, catalog.INSTANCE_TYPES[pool.instanceType].gpus, pool_units_per_gpu(pool))
+
+
+def pool_nominal_units(teams: Iterable[Team]) -> dict[str, int]:
+    """Pool name -> the teams' nominal quotas on it, summed; a pool no team has a quota on has no key (a quota
+    of 0 has one). The checks hold it to the capacity, and the plan reports and warns with it."""
+    out: dict[str, int] = {}
+    for t in teams:
+        for pool, q in t.quotas.items():
+            out[pool] = out.get(pool, 0) + q.gpus
+    return out
 
 
 def pool_resource_name(pool: Pool) -> str:

@@ -10,7 +10,8 @@ from ..autoscaling import autoscaler_tags, plan_cluster_autoscaler, plan_provisi
 from ..data import namespace_quota_with_claims, plan_data
 from ..karpenter import plan_controller, plan_pool
 from ..pool_derivations import (
-    pool_labels, pool_operator_labels, pool_resource_name, pool_topology_aware, pool_units_per_gpu,
+    pool_capacity_gpus, pool_capacity_units, pool_labels, pool_nominal_units, pool_operator_labels, pool_resource_name,
+    pool_topology_aware, pool_units_per_gpu,
 )
 from ..quota_reach import Reach, reaches_of_spec
 from ..spec import Platform, Pool, Team
@@ -62,8 +63,8 @@ def _plan_pool(pool: Pool, spec: Platform) -> PoolPlan:
         min_nodes=cap.min,
         max_nodes=cap.max,
         desired_nodes=sized.group_desired,
-        capacity_units=cap.max * units_per_node,
-        capacity_gpus=cap.max * it.gpus,
+        capacity_units=pool_capacity_units(pool),
+        capacity_gpus=pool_capacity_gpus(pool),
         cpu_millis_per_unit=(it.vcpus * 1000 - reserved_cpu_millis(it.vcpus)) // units_per_node,
         memory_mib_per_unit=(it.memory_gib * 1024 - reserved_memory_mib()) // units_per_node,
         labels=labels,
@@ -213,6 +214,7 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
     karpenter = plan_controller(spec, region)
     manager = multikueue_role == "manager" and spec.multiKueue is not None and bool(spec.multiKueue.workers)
     provisioning = plan_provisioning(spec, pools, manager)
+    nominal = pool_nominal_units(spec.teams)
     autoscaler = plan_cluster_autoscaler(spec, region, pools, karpenter is not None or data.pod_identity_agent)
     return Plan(
         environment=spec.environment,
@@ -242,7 +244,8 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
         # advertise them as nvidia.com/gpu and break the Kueue flavors' resource names.
         mig_strategy="mixed" if any(p.sharing_mode == "mig" for p in pools) else "single",
         addons=plan_addons(spec),
-        warnings=plan_warnings(pools, teams, spec, provisioning),
+        nominal_units=nominal,
+        warnings=plan_warnings(pools, teams, spec, provisioning, nominal),
         multikueue_role=multikueue_role,
         image_registries=tuple(spec.images.allowedRegistries),
         require_image_digests=spec.images.requireDigests,

@@ -7,7 +7,8 @@ spec: what a component needs is a field here (tests/unit/test_layers.py holds th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping
 
 from .. import conventions as cv, workload_controllers as wc
 from ..autoscaling import ClusterAutoscalerPlan, ProvisioningPlan
@@ -31,6 +32,8 @@ class Plan:
     mig_strategy: str
     # The add-ons and the MultiKueue workers (addons.py): components read these, never the spec.
     addons: AddonsPlan
+    # Pool name -> the teams' nominal quotas on it (pool_derivations.pool_nominal_units); no key: no team quota.
+    nominal_units: Mapping[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     # The stack's MultiKueue side (stack config gpu-platform:multiKueueRole): manager or worker.
     multikueue_role: str = "manager"
@@ -114,7 +117,7 @@ class Plan:
         return round(sum(p.usd_per_hour_max for p in self.pools), 2)
 
     def allocated_units(self, pool: str) -> int:
-        return sum(q.nominal for t in self.teams for q in t.quotas if q.pool == pool)
+        return self.nominal_units.get(pool, 0)
 
     @property
     def platform_tags(self) -> dict[str, str]:

@@ -3,6 +3,8 @@ groups) and quotas or pools that leave capacity idle or jobs unadmittable."""
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from .. import audit, conventions as cv, workload_controllers as wc
 from ..autoscaling import ProvisioningPlan, capacity_warnings
 from ..pool_derivations import capacity_block_upgrade_warning
@@ -57,16 +59,14 @@ def security_warnings(teams: tuple[TeamPlan, ...], spec: Platform) -> list[str]:
 
 
 def plan_warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...], spec: Platform,
-              provisioning: ProvisioningPlan) -> tuple[str, ...]:
+              provisioning: ProvisioningPlan, used: Mapping[str, int]) -> tuple[str, ...]:
+    """`used`: the nominal quotas on each pool (Plan.nominal_units)."""
     out = []
     np_warning = network_policy_warning(spec)
     if np_warning:
         out.append(np_warning)
     out += security_warnings(teams, spec)
-    used = {q.pool: 0 for t in teams for q in t.quotas}
     for t in teams:
-        for q in t.quotas:
-            used[q.pool] += q.nominal
         if not t.quotas:
             out.append(f"team {t.name!r} has no quota on any pool: its jobs can never be admitted")
     for p in pools:

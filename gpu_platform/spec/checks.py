@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import audit, catalog, conventions as cv, workload_controllers as wc
 from ..errors import Problem
 from ..pool_derivations import (
-    pool_capacity_units, pool_labels, pool_topology_aware, pool_units_per_gpu, runs_bottlerocket,
+    pool_capacity_units, pool_labels, pool_nominal_units, pool_topology_aware, pool_units_per_gpu, runs_bottlerocket,
 )
 from .data import check_data
 from .limits import (
@@ -170,7 +170,6 @@ def _check_teams(p: Platform) -> list[Problem]:
     cohorts = {c.name for c in p.cohorts}
     team_names: dict[str, int] = {}
     ns_owner: dict[str, str] = {}
-    nominal_sum: dict[str, int] = {name: 0 for name in pools}
     contributors: dict[str, list[str]] = {name: [] for name in pools}
     for i, t in enumerate(p.teams):
         at = f"teams[{i}]"
@@ -193,7 +192,6 @@ def _check_teams(p: Platform) -> list[Problem]:
             if pool_name not in pools:
                 out.append(Problem(q_at, f"unknown pool {pool_name!r}; pools: {', '.join(pools)}"))
                 continue
-            nominal_sum[pool_name] += q.gpus
             contributors[pool_name].append(f"{t.name}={q.gpus}")
             if t.cohort is None:
                 for limit in ("borrowingLimit", "lendingLimit"):
@@ -201,6 +199,7 @@ def _check_teams(p: Platform) -> list[Problem]:
                         out.append(Problem(f"{q_at}.{limit}", f"{limit} needs the team to be in a cohort (set teams[{i}].cohort)"))
             if q.lendingLimit is not None and q.lendingLimit > q.gpus:
                 out.append(Problem(f"{q_at}.lendingLimit", f"lendingLimit {q.lendingLimit} is above the nominal quota gpus={q.gpus}"))
+    nominal_sum = pool_nominal_units(p.teams)
     for i, pool in enumerate(p.pools):
         if pool.name not in nominal_sum:
             continue

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_platform import catalog, conventions as cv
+from gpu_platform.pool_derivations import capacity_units
 from gpu_platform.quota_reach import CohortCycle, Limits, Member, QuotaTree
 
 from . import objects as o
@@ -259,7 +260,11 @@ def check_cluster_queue_flavors(resources: Sequence[Resource], cfg: Config, repo
 
 def _node_group_capacity(group: Resource, template: Resource | None, f: Flavor) -> int | None:
     """max nodes x GPUs per node x units per GPU, when the node group (or its pool's launch template) or the
-    NodePool names a catalog instance type. A NodePool's max nodes is its `nodes` limit."""
+    NodePool names a catalog instance type. A NodePool's max nodes is its `nodes` limit.
+
+    Deliberately not the plan's PoolPlan.capacity_units: the pack judges the resources the stack declares, so
+    that a plan bug cannot vouch for itself, and reads the three inputs back from them; the formula is the one
+    definition, gpu_platform/pool_derivations.py capacity_units."""
     max_nodes = o.pool_max_nodes(group.type, group.props)
     nodes = o.pool_nodes(group.type, group.props)
     names = nodes.instance_types
@@ -273,7 +278,7 @@ def _node_group_capacity(group: Resource, template: Resource | None, f: Flavor) 
     if max_nodes is None or not types or None in types or per_gpu is None:
         return None
     gpus = min(t.gpus for t in types if t is not None)  # mixed instance types: the smallest node bounds it
-    return max_nodes * gpus * per_gpu
+    return capacity_units(max_nodes, gpus, per_gpu)
 
 
 def check_quota_fits_capacity(resources: Sequence[Resource], cfg: Config, report: StackReport) -> None:

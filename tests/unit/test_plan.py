@@ -6,8 +6,9 @@ import pytest
 
 from gpu_platform import catalog, conventions as cv
 from gpu_platform.plan import build_plan, reserved_cpu_millis, reserved_memory_mib
+from gpu_platform.pool_derivations import capacity_units, pool_capacity_gpus, pool_capacity_units, pool_nominal_units
 from gpu_platform.spec import load_platform
-from tests.conftest import plan_of, platform_raw
+from tests.conftest import plan_of, platform_raw, spec_of
 
 
 def test_capacity_units_per_sharing_mode() -> None:
@@ -140,3 +141,27 @@ def test_catalog_is_consistent() -> None:
     for acc in catalog.ACCELERATORS.values():
         for profile in acc.mig_profiles.values():
             assert profile.memory_gb <= acc.memory_gb
+
+
+def test_capacity_and_nominal_sums_are_the_stack_yaml_arithmetic() -> None:
+    """Pulumi.staging.yaml: h100-train 2 x p5.48xlarge (8 GPUs), l40s-infer 4 x g6e.12xlarge (4 GPUs, 2 replicas
+    each), a10g-dev 8 x g5.xlarge (1 GPU); quotas 12 + 4 on h100-train, 32 on l40s-infer, 4 + 4 on a10g-dev.
+    One definition each (pool_derivations), the same numbers wherever they are read."""
+    spec = spec_of("staging")
+    assert {p.name: pool_capacity_units(p) for p in spec.pools} == {"h100-train": 16, "l40s-infer": 32, "a10g-dev": 8}
+    assert {p.name: pool_capacity_gpus(p) for p in spec.pools} == {"h100-train": 16, "l40s-infer": 16, "a10g-dev": 8}
+    assert pool_nominal_units(spec.teams) == {"h100-train": 16, "a10g-dev": 8, "l40s-infer": 32}
+    plan = plan_of("staging")
+    assert {p.name: (p.capacity_units, p.capacity_gpus, plan.allocated_units(p.name)) for p in plan.pools} == {
+        "h100-train": (16, 16, 16), "l40s-infer": (32, 16, 32), "a10g-dev": (8, 8, 8)}
+    assert plan.allocated_units("no-such-pool") == 0
+    assert capacity_units(3, 8, 7) == 168  # the policy pack's node group arithmetic: nodes x GPUs x units per GPU
+
+
+def test_a_pool_no_team_quotes_has_no_nominal_sum_and_a_zero_quota_has_one() -> None:
+    raw = platform_raw("staging")
+    for t in raw["teams"]:
+        t["quotas"].pop("a10g-dev", None)
+    assert pool_nominal_units(load_platform(raw).teams) == {"h100-train": 16, "l40s-infer": 32}
+    raw["teams"][0]["quotas"]["a10g-dev"] = {"gpus": 0}
+    assert pool_nominal_units(load_platform(raw).teams) == {"h100-train": 16, "a10g-dev": 0, "l40s-infer": 32}
