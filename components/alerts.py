@@ -517,7 +517,7 @@ def queue_alerts(plan: Plan) -> Group:
                         "{{ $labels.resource }} in flavor {{ $labels.flavor }} for " + AT_QUOTA_FOR + " while "
                         "workloads wait: new work runs only by borrowing from the cohort.",
             runbook="Nothing is broken. If it persists, the team needs more quota in this pool: raise "
-                    "teams[].quotas.<pool>.gpus (or the borrowing limit) in the stack config, within the pool's "
+                    "teams[].quotas.<pool>.units (or the borrowing limit) in the stack config, within the pool's "
                     "capacity, or grow the pool.",
         ),
     ))

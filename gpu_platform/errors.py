@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One thing wrong with a config, at its path (`teams[2].quotas.h100-train.gpus`)."""
+    """One thing wrong with a config, at its path (`teams[2].quotas.h100-train.units`)."""
 
     path: str
     message: str

@@ -57,7 +57,7 @@ def pool_nominal_units(teams: Iterable[Team]) -> dict[str, int]:
     out: dict[str, int] = {}
     for t in teams:
         for pool, q in t.quotas.items():
-            out[pool] = out.get(pool, 0) + q.gpus
+            out[pool] = out.get(pool, 0) + q.units
     return out
 
 

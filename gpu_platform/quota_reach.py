@@ -249,7 +249,7 @@ def reaches_of_spec(spec: Platform) -> dict[tuple[str, str], Reach]:
     cohorts = {c.name: Member(c.parent) for c in spec.cohorts}
     out: dict[tuple[str, str], Reach] = {}
     for pool in spec.pools:
-        queues = {t.name: Member(t.cohort, Limits(q.gpus, q.borrowingLimit, q.lendingLimit))
+        queues = {t.name: Member(t.cohort, Limits(q.units, q.borrowingLimit, q.lendingLimit))
                   for t in spec.teams for p, q in t.quotas.items() if p == pool.name}
         if not queues:
             continue

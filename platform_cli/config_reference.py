@@ -200,10 +200,14 @@ def markdown(schema: dict[str, Any]) -> str:
             parts += [" ".join(model.__doc__.split()), ""]
         parts += ["| field | type | default | description | example |", "| --- | --- | --- | --- | --- |"]
         required = set(definition.get("required", []))
+        # Keys of which exactly one is required (a field and its former name: Quota's units and gpus).
+        one_of = [key for alt in definition.get("oneOf", []) for key in alt.get("required", [])]
         for name, prop in definition.get("properties", {}).items():
             example = prop.get("examples", [None])[0]
+            default = (f"required: one of {', '.join(f'`{k}`' for k in one_of)}" if name in one_of
+                       else _default(model, name, prop, name in required))
             parts.append(
-                f"| `{name}` | {type_of(prop)} | {_cell(_default(model, name, prop, name in required))} | "
+                f"| `{name}` | {type_of(prop)} | {_cell(default)} | "
                 f"{_cell(prop.get('description', ''))} | {_cell('`' + json.dumps(example) + '`') if example is not None else '-'} |"
             )
         parts.append("")

@@ -107,7 +107,7 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
             pool=pool_name,
             flavor=pp.flavor,
             resource_name=pp.resource_name,
-            nominal=q.gpus,
+            nominal=q.units,
             borrowing=q.borrowingLimit,
             lending=q.lendingLimit,
             cpu_millis_per_unit=pp.cpu_millis_per_unit,
@@ -118,7 +118,7 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
         caps[pp.resource_name] = caps.get(pp.resource_name, 0) + ceiling
         cpu_millis += ceiling * pp.cpu_millis_per_unit
         memory_mib += ceiling * pp.memory_mib_per_unit
-        cost += q.gpus / pp.units_per_node * pp.usd_per_node_hour
+        cost += q.units / pp.units_per_node * pp.usd_per_node_hour
     # A ResourceQuota only limits the resources it lists: every GPU resource a pool advertises is capped,
     # at 0 where the team has no quota, or the namespace could take any number of them.
     for name in gpu_resources:

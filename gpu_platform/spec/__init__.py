@@ -2,7 +2,7 @@
 
 Validation is all-or-nothing and happens before any resource is registered: `load_platform` either
 returns a fully checked `Platform` or raises `SpecError` listing every problem with its config path
-(`teams[2].quotas.h100-train.gpus`), the offending value and what would be valid.
+(`teams[2].quotas.h100-train.units`), the offending value and what would be valid.
 
 One module per part of the config (addons, cluster, pools, security, tenancy, platform), the shared
 vocabulary in fields, outside limits in limits, pydantic errors as Problems in problems, the cross-field

@@ -192,13 +192,14 @@ def _check_teams(p: Platform) -> list[Problem]:
             if pool_name not in pools:
                 out.append(Problem(q_at, f"unknown pool {pool_name!r}; pools: {', '.join(pools)}"))
                 continue
-            contributors[pool_name].append(f"{t.name}={q.gpus}")
+            contributors[pool_name].append(f"{t.name}={q.units}")
             if t.cohort is None:
                 for limit in ("borrowingLimit", "lendingLimit"):
                     if getattr(q, limit) is not None:
                         out.append(Problem(f"{q_at}.{limit}", f"{limit} needs the team to be in a cohort (set teams[{i}].cohort)"))
-            if q.lendingLimit is not None and q.lendingLimit > q.gpus:
-                out.append(Problem(f"{q_at}.lendingLimit", f"lendingLimit {q.lendingLimit} is above the nominal quota gpus={q.gpus}"))
+            if q.lendingLimit is not None and q.lendingLimit > q.units:
+                out.append(Problem(f"{q_at}.lendingLimit",
+                                   f"lendingLimit {q.lendingLimit} is above the nominal quota {q.units_key}={q.units}"))
     nominal_sum = pool_nominal_units(p.teams)
     for i, pool in enumerate(p.pools):
         if pool.name not in nominal_sum:
@@ -213,7 +214,7 @@ def _check_teams(p: Platform) -> list[Problem]:
             how = f"{pool.capacity.max} nodes x {it.gpus} GPUs" + (f" x {per}" if per > 1 else "")
             first = next(j for j, t in enumerate(p.teams) if pool.name in t.quotas)
             out.append(Problem(
-                f"teams[{first}].quotas.{pool.name}.gpus",
+                f"teams[{first}].quotas.{pool.name}.{p.teams[first].quotas[pool.name].units_key}",
                 f"nominal quotas on pool {pool.name!r} add up to {nominal_sum[pool.name]} "
                 f"({', '.join(contributors[pool.name])}) but the pool has {cap} units ({how})",
             ))

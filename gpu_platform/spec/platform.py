@@ -76,7 +76,7 @@ class Platform(Strict):
     teams: list[Team] = Field(
         default_factory=list,
         description="the tenants: namespaces, RBAC, quotas and a ClusterQueue each",
-        examples=[[{"name": "vision", "costCenter": "cc-1042", "quotas": {"h100-train": {"gpus": 8}}}]],
+        examples=[[{"name": "vision", "costCenter": "cc-1042", "quotas": {"h100-train": {"units": 8}}}]],
     )
     priorities: list[Priority] = Field(
         default_factory=default_priorities,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 
 from .fields import PodSecurity, Strict, dns_label, label_value, registries
 from .security import AccessEntry
@@ -42,11 +42,30 @@ class Groups(Strict):
     )
 
 
-class Quota(Strict):
-    """Per pool; `gpus` counts the pool's schedulable units: whole GPUs, MIG slices or replicas."""
+# The keys a quota's nominal units are accepted under: `units`, and `gpus`, its former name (stacks written with
+# it keep working). Exactly one of them.
+QUOTA_UNITS_KEYS = ("units", "gpus")
 
-    gpus: int = Field(
+
+def _quota_schema(schema: dict[str, Any]) -> None:
+    """Editors accept what the model accepts: `units` or its former name `gpus`, exactly one of them."""
+    props = schema["properties"]
+    props["gpus"] = {**props["units"], "title": "Gpus", "deprecated": True,
+                     "description": "the former name of units, still accepted; give one of them, not both"}
+    schema["required"] = [r for r in schema.get("required", []) if r not in QUOTA_UNITS_KEYS]
+    if not schema["required"]:
+        del schema["required"]
+    schema["oneOf"] = [{"required": [key]} for key in QUOTA_UNITS_KEYS]
+
+
+class Quota(Strict):
+    """Per pool, in the pool's schedulable units: whole GPUs, MIG slices or time-sliced replicas."""
+
+    model_config = Strict.model_config | {"json_schema_extra": _quota_schema}
+
+    units: int = Field(
         ge=0,
+        validation_alias=AliasChoices(*QUOTA_UNITS_KEYS),
         description=(
             "nominal quota in the pool's units (GPUs, MIG slices or replicas); a pool's nominal quotas "
             "must fit its capacity"
@@ -62,9 +81,30 @@ class Quota(Strict):
     lendingLimit: int | None = Field(
         default=None,
         ge=0,
-        description="how much of its nominal quota the team lends, at most gpus (default: all unused quota)",
+        description="how much of its nominal quota the team lends, at most units (default: all unused quota)",
         examples=[4],
     )
+    _units_key: str = PrivateAttr(default=QUOTA_UNITS_KEYS[0])
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _one_units_key(cls, data: Any, handler: Any) -> Quota:
+        given = [key for key in QUOTA_UNITS_KEYS if isinstance(data, dict) and key in data]
+        if len(given) > 1:
+            raise ValueError("the nominal quota is given twice, as units and as gpus (its former name): keep units")
+        quota = handler(data)
+        if given:
+            quota._units_key = given[0]
+        return quota
+
+    @property
+    def units_key(self) -> str:
+        """The key the stack wrote the nominal quota under (units or gpus), so a problem's path is what it wrote."""
+        return self._units_key
+
+    def __eq__(self, other: object) -> bool:
+        """The same quota whichever key spelled it: the spelling is not part of the value."""
+        return isinstance(other, Quota) and self.__dict__ == other.__dict__
 
 
 class Preemption(Strict):
@@ -190,7 +230,7 @@ class Team(Strict):
     quotas: dict[str, Quota] = Field(
         default_factory=dict,
         description="nominal quota per pool, in the pool's units",
-        examples=[{"h100-train": {"gpus": 8, "borrowingLimit": 8}}],
+        examples=[{"h100-train": {"units": 8, "borrowingLimit": 8}}],
     )
     podSecurity: PodSecurity = Field(
         default="baseline",

@@ -115,6 +115,15 @@ BAD: list[tuple[str, Callable[[dict], None], str, str]] = [
     ("nominal over capacity", _set(["teams", 0, "quotas", "h100-train", "gpus"], 100), "teams[0].quotas.h100-train.gpus", "add up to 132"),
     ("negative quota", _set(["teams", 0, "quotas", "h100-train", "gpus"], -1), "teams[0].quotas.h100-train.gpus", "greater than or equal to 0"),
     ("quota as string", _set(["teams", 0, "quotas", "h100-train", "gpus"], "lots"), "teams[0].quotas.h100-train.gpus", "integer"),
+    # `units` is the quota's name, `gpus` its former one: either, never both (the stacks still write gpus).
+    ("quota given as units and gpus", _set(["teams", 0, "quotas", "h100-train", "units"], 96), "teams[0].quotas.h100-train",
+     "the nominal quota is given twice, as units and as gpus (its former name): keep units"),
+    ("nominal over capacity, as units", _set(["teams", 0, "quotas", "h100-train"], {"units": 100}),
+     "teams[0].quotas.h100-train.units", "add up to 132"),
+    ("negative quota, as units", _set(["teams", 0, "quotas", "h100-train"], {"units": -1}), "teams[0].quotas.h100-train.units",
+     "greater than or equal to 0"),
+    ("lending above units", _set(["teams", 0, "quotas", "h200-train"], {"units": 8, "lendingLimit": 9}),
+     "teams[0].quotas.h200-train.lendingLimit", "lendingLimit 9 is above the nominal quota units=8"),
     ("borrowing without cohort", _del(["teams", 0, "cohort"]), "teams[0].quotas.h100-train.borrowingLimit", "needs the team to be in a cohort"),
     ("lending above nominal", _set(["teams", 1, "quotas", "h100-train", "lendingLimit"], 64), "teams[1].quotas.h100-train.lendingLimit", "above the nominal"),
     ("unknown team cohort", _set(["teams", 0, "cohort"], "labs"), "teams[0].cohort", "unknown cohort 'labs'"),
@@ -227,3 +236,21 @@ def test_a_created_cluster_always_has_a_system_pool() -> None:
     raw["cluster"]["create"] = True
     sp = load_platform(raw).cluster.systemPool
     assert sp is not None and sp.min >= 1, "defaulted in, with a node to run on"
+
+
+def test_a_quota_is_units_or_its_former_name_gpus() -> None:
+    """Pulumi.prod.yaml writes llm-pretrain's quotas as `gpus` (h100-train 96, h200-train 32); written as `units`
+    they are the same quotas, in the spec and in the plan."""
+    from gpu_platform.plan import build_plan
+
+    as_gpus = platform_raw("prod")
+    as_units = platform_raw("prod")
+    for q in as_units["teams"][0]["quotas"].values():
+        q["units"] = q.pop("gpus")
+    by_gpus, by_units = load_platform(as_gpus), load_platform(as_units)
+    assert {p: q.units for p, q in by_units.teams[0].quotas.items()} == {"h100-train": 96, "h200-train": 32}
+    assert {p: q.units for p, q in by_gpus.teams[0].quotas.items()} == {"h100-train": 96, "h200-train": 32}
+    assert [q.units_key for q in by_gpus.teams[0].quotas.values()] == ["gpus", "gpus"]
+    assert [q.units_key for q in by_units.teams[0].quotas.values()] == ["units", "units"]
+    assert by_units == by_gpus
+    assert {q.pool: q.nominal for q in build_plan(by_units).teams[0].quotas} == {"h100-train": 96, "h200-train": 32}
