@@ -51,6 +51,8 @@ import pulumi_kubernetes as k8s
 from gpu_platform import conventions as cv, images
 from gpu_platform.plan import Plan
 
+from .kube_object import object_metadata
+
 COMPONENT_VALUE = "admission"
 
 
@@ -170,7 +172,7 @@ def _has(obj: str, field: str) -> str:
     return f"has({obj}.{field})"
 
 
-def quantity(expr: str) -> str:
+def cel_quantity(expr: str) -> str:
     # Built-in objects reach CEL with quantities as strings; custom resources may carry plain numbers.
     return f"quantity(string({expr}))"
 
@@ -229,7 +231,7 @@ def resources_amount(res: str, resource: str) -> str:
         return f"has({res}.{field}) && {cel_string(resource)} in {res}.{field}"
 
     def amount(field: str) -> str:
-        return f"{quantity(f'{res}.{field}[{cel_string(resource)}]')}.asApproximateFloat()"
+        return f"{cel_quantity(f'{res}.{field}[{cel_string(resource)}]')}.asApproximateFloat()"
 
     return f"({held('requests')} ? {amount('requests')} : ({held('limits')} ? {amount('limits')} : 0.0))"
 
@@ -411,7 +413,7 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
     # library's isInteger() is false for any milli-scaled value, so compare with the truncated value.
     # Each resource rule is written for a ResourceRequirements `res` (a container's, or a TrainJob's trainer's).
     def gpu_limits_integer(res: str) -> str:
-        limit = quantity(f"{res}.limits[r]")
+        limit = cel_quantity(f"{res}.limits[r]")
         return (
             f"!has({res}.limits) || {res}.limits.all(r, "
             f"!{is_gpu('r')} || (isQuantity(string({res}.limits[r])) && "
@@ -423,7 +425,7 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
             f"!has({res}.requests) || {res}.requests.all(r, "
             f"!{is_gpu('r')} || (has({res}.limits) && r in {res}.limits && "
             f"isQuantity(string({res}.requests[r])) && isQuantity(string({res}.limits[r])) && "
-            f"{quantity(f'{res}.requests[r]')}.compareTo({quantity(f'{res}.limits[r]')}) == 0))"
+            f"{cel_quantity(f'{res}.requests[r]')}.compareTo({cel_quantity(f'{res}.limits[r]')}) == 0))"
         )
 
     shared = cel_string(cv.SHARED_GPU_RESOURCE)
@@ -432,7 +434,7 @@ def validations(queueable: list[str] | None = None) -> list[dict[str, str]]:
         return (
             f"!has({res}.limits) || !({shared} in {res}.limits) || "
             f"!isQuantity(string({res}.limits[{shared}])) || "
-            f"{quantity(f'{res}.limits[{shared}]')}.compareTo("
+            f"{cel_quantity(f'{res}.limits[{shared}]')}.compareTo("
             f"quantity({cel_string(str(cv.SHARED_GPU_MAX_PER_CONTAINER))})) <= 0"
         )
 
@@ -884,10 +886,7 @@ class Admission(pulumi.ComponentResource):
             ("admission-tenant-job-cleanup", cv.TENANT_JOB_CLEANUP_POLICY, job_cleanup_policy_spec(plan)),
         ]
         for logical, policy_name, spec in policies:
-            meta: dict[str, Any] = {
-                "name": policy_name,
-                "labels": {cv.MANAGED_BY: cv.MANAGED_BY_VALUE, cv.COMPONENT: COMPONENT_VALUE},
-            }
+            meta = object_metadata(policy_name, component=COMPONENT_VALUE)
             if policy_name == cv.TENANT_IMAGE_POLICY:
                 # The platform-wide list, where the policy pack compares the platform's own images with it.
                 meta["annotations"] = {cv.PLATFORM_REGISTRIES_ANNOTATION: ",".join(plan.image_registries)}
