@@ -7,7 +7,7 @@ build exactly what the component registers. Field names and rules are those of K
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from gpu_platform import conventions as cv
 from gpu_platform.autoscaling import ProvisioningPlan
