@@ -22,6 +22,7 @@ from gpu_platform import conventions as cv
 from gpu_platform.karpenter import KarpenterPlan
 from gpu_platform.plan import Plan, PoolPlan
 
+from .kube_object import KubeObject, object_metadata
 from .node_pools.aws_names import IMDS_HOP_LIMIT, NODE_ROLE_POLICIES
 from .node_pools.cluster import ClusterAccess
 from .node_pools.network_interfaces import efa_interface_layout
@@ -48,17 +49,6 @@ QUEUE_RETENTION_SECONDS = 300
 INTERRUPTION_EVENTS: Mapping[str, tuple[str, str]] = cv.KARPENTER_INTERRUPTION_RULES
 
 
-class KubeObject(pulumi.CustomResource):
-    """A Kubernetes object of a CRD the provider has no types for; the inputs are the object."""
-
-    def __init__(self, resource_name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions | None = None):
-        super().__init__(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", resource_name, dict(obj), opts)
-
-
-def _meta(name: str, labels: Mapping[str, str]) -> dict[str, Any]:
-    return {"name": name, "labels": {**labels, cv.MANAGED_BY: cv.MANAGED_BY_VALUE}}
-
-
 def node_pool(pool: PoolPlan) -> dict[str, Any]:
     """The NodePool: the pool's node labels and taints on every node it launches, requirements that pin the
     instance type, zone and capacity type (and the reservation), limits at `capacity.max` nodes, and the
@@ -68,7 +58,7 @@ def node_pool(pool: PoolPlan) -> dict[str, Any]:
     return {
         "apiVersion": cv.KARPENTER_NODEPOOL_API_VERSION,
         "kind": "NodePool",
-        "metadata": _meta(k.nodepool, pool.labels),
+        "metadata": object_metadata(k.nodepool, labels=pool.labels),
         "spec": {
             "template": {
                 "metadata": {"labels": dict(pool.node_labels)},
@@ -142,7 +132,7 @@ def node_class(plan: Plan, pool: PoolPlan, node_role: pulumi.Input[str],
     return {
         "apiVersion": cv.KARPENTER_NODECLASS_API_VERSION,
         "kind": cv.KARPENTER_NODECLASS_KIND,
-        "metadata": _meta(k.nodeclass, pool.labels),
+        "metadata": object_metadata(k.nodeclass, labels=pool.labels),
         "spec": spec,
     }
 

@@ -9,11 +9,14 @@ import pulumi_kubernetes as k8s
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
+from .kube_object import object_labels
+
 RBAC_GROUP = "rbac.authorization.k8s.io"
 
 
 def component_labels(component: str) -> dict[str, str]:
-    return {cv.MANAGED_BY: cv.MANAGED_BY_VALUE, cv.PART_OF: cv.MANAGED_BY_VALUE, cv.COMPONENT: component}
+    """Labels of a platform namespace and of the add-on objects in it: part of the platform, by add-on."""
+    return object_labels(component=component, part_of=True)
 
 
 def platform_namespace(

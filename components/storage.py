@@ -16,6 +16,7 @@ Every name, document and rule comes from the plan; this module only knows how AW
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any, Mapping, Sequence
 
 import pulumi
@@ -29,6 +30,7 @@ from gpu_platform.data import (
 )
 from gpu_platform.plan import Plan
 
+from .kube_object import object_labels
 from .node_pools.aws_names import ADDON_RESOLVE_CONFLICTS
 from .node_pools.cluster import ClusterAccess
 
@@ -51,8 +53,7 @@ def s3_prefix_list_name(region: str) -> str:
     return f"com.amazonaws.{region}.s3"
 
 
-def labels(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    return {**(extra or {}), cv.MANAGED_BY: cv.MANAGED_BY_VALUE, cv.COMPONENT: COMPONENT_VALUE}
+labels = partial(object_labels, component=COMPONENT_VALUE)
 
 
 def lifecycle_rule_args(rule: Mapping[str, Any]) -> dict[str, Any]:
@@ -228,7 +229,7 @@ class Storage(pulumi.ComponentResource):
                 policy_arn=f"arn:{d.partition}:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy", opts=child)
             self._addon(cv.EBS_CSI_ADDON, cluster, cluster_ready,
                         [{"role_arn": role.arn, "service_account": cv.EBS_CSI_CONTROLLER_SERVICE_ACCOUNT}], [attached])
-        KubeObject("storage-default-storage-class", default_storage_class(),
+        typed_resource("storage-default-storage-class", default_storage_class(),
                    opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.addons.values())))
 
     # -- per team ----------------------------------------------------------------------------------------
@@ -271,7 +272,7 @@ class Storage(pulumi.ComponentResource):
         mountpoint = [self.addons[a] for a in (cv.MOUNTPOINT_S3_ADDON,) if a in self.addons]
         for ns in team.namespaces:
             inside = pulumi.ResourceOptions(parent=self, depends_on=[namespaces[ns]] if ns in namespaces else None)
-            KubeObject(f"storage-{ns}-service-account", {
+            typed_resource(f"storage-{ns}-service-account", {
                 "apiVersion": "v1", "kind": "ServiceAccount",
                 "metadata": {"name": cv.DATA_SERVICE_ACCOUNT, "namespace": ns, "labels": labels({cv.TEAM: team.team})},
             }, opts=inside)
@@ -280,9 +281,9 @@ class Storage(pulumi.ComponentResource):
                 service_account=cv.DATA_SERVICE_ACCOUNT, role_arn=role.arn, tags={**self.tags, cv.TEAM: team.team},
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*cluster_ready, *([self.agent] if self.agent else [])]))
             for name, access in ((cv.DATA_CLAIM, "ReadOnlyMany"), (cv.CHECKPOINTS_CLAIM, "ReadWriteMany")):
-                volume = KubeObject(f"storage-{ns}-{name}-volume", s3_volume(d, team, ns, name),
+                volume = typed_resource(f"storage-{ns}-{name}-volume", s3_volume(d, team, ns, name),
                                     opts=pulumi.ResourceOptions(parent=self, depends_on=[bucket, *mountpoint]))
-                KubeObject(f"storage-{ns}-{name}", claim(ns, name, team.team, access),
+                typed_resource(f"storage-{ns}-{name}", claim(ns, name, team.team, access),
                            opts=pulumi.ResourceOptions(parent=self, depends_on=[volume, *([namespaces[ns]] if ns in namespaces else [])]))
             if d.s3_egress:
                 self._data_path_policy(ns, team, inside)
@@ -292,7 +293,7 @@ class Storage(pulumi.ComponentResource):
             found = aws.ec2.get_managed_prefix_list_output(name=s3_prefix_list_name(str(self.data.region)),
                                                            opts=pulumi.InvokeOutputOptions(parent=self))
             self._s3_cidrs = found.entries.apply(lambda es: sorted(e.cidr for e in es or []))
-        KubeObject(f"tenant-{ns}-{cv.NETWORK_POLICY_ALLOW_DATA_PATH}", {
+        typed_resource(f"tenant-{ns}-{cv.NETWORK_POLICY_ALLOW_DATA_PATH}", {
             "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
             "metadata": {"name": cv.NETWORK_POLICY_ALLOW_DATA_PATH, "namespace": ns, "labels": labels({cv.TEAM: team.team})},
             "spec": self._s3_cidrs.apply(lambda cidrs: data_path_policy(cidrs)),
@@ -368,10 +369,10 @@ class Storage(pulumi.ComponentResource):
                 data_repository_path=r.data_repository_path, batch_import_meta_data_on_create=r.auto_import,
                 s3=s3 or None, tags=tags, opts=pulumi.ResourceOptions(parent=self, depends_on=[self.buckets[fs.team]]))
         deps = [*self.addons.values()]
-        volume = KubeObject(f"{prefix}-volume", lustre_volume(fs, lustre.id, lustre.dns_name, lustre.mount_name),
+        volume = typed_resource(f"{prefix}-volume", lustre_volume(fs, lustre.id, lustre.dns_name, lustre.mount_name),
                             opts=pulumi.ResourceOptions(parent=self, depends_on=[lustre, *deps]))
         ns_dep = [namespaces[fs.namespace]] if fs.namespace in namespaces else []
-        KubeObject(prefix, claim(fs.namespace, fs.claim, fs.team, "ReadWriteMany"),
+        typed_resource(prefix, claim(fs.namespace, fs.claim, fs.team, "ReadWriteMany"),
                    opts=pulumi.ResourceOptions(parent=self, depends_on=[volume, *ns_dep]))
 
     def exports(self) -> dict[str, Any]:
@@ -387,7 +388,7 @@ class Storage(pulumi.ComponentResource):
         }}
 
 
-def KubeObject(resource_name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions | None = None) -> pulumi.CustomResource:
+def typed_resource(resource_name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions | None = None) -> pulumi.CustomResource:
     """A manifest as the provider's typed resource (so the policy pack and render see its kind's type token)."""
     kind, meta = obj["kind"], obj["metadata"]
     if kind == "PersistentVolume":

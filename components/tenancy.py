@@ -14,6 +14,7 @@ the plan; this module only shapes objects.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Iterable, Mapping
 
 import pulumi
@@ -21,6 +22,8 @@ import pulumi_kubernetes as k8s
 
 from gpu_platform import conventions as cv
 from gpu_platform.plan import CONTAINER_DEFAULT_LIMIT, CONTAINER_DEFAULT_REQUEST, Plan, TeamPlan
+
+from .kube_object import object_labels
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 KUEUE_GROUP = cv.KUEUE_API_VERSION.split("/")[0]
@@ -42,8 +45,7 @@ KUEUE_STATUS_SUBRESOURCES = (
 )
 
 
-def labels(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    return {**(extra or {}), cv.MANAGED_BY: cv.MANAGED_BY_VALUE, cv.COMPONENT: COMPONENT_VALUE}
+labels = partial(object_labels, component=COMPONENT_VALUE)
 
 
 def group_subjects(groups: Iterable[str]) -> list[dict[str, str]]:

@@ -1,5 +1,5 @@
 """Where images may come from: one reading of an image reference for the job template, the policy pack
-and (as its CEL twin in components/admission.py) the API server.
+and (as its CEL twin in components/admission/images.py) the API server.
 
 A pod with GPU access can reach model artifacts, data and credentials, so what it runs matters as much
 as where: an allowed registry is an entry of `images.allowedRegistries` (and a team's own
@@ -85,9 +85,9 @@ def registry_problem(entry: str) -> str | None:
 
 def normalize(image: str) -> str:
     """The fully qualified reference: `busybox:1.37` -> `docker.io/library/busybox:1.37`, `org/x` ->
-    `docker.io/org/x`. Exactly what the admission policy's CEL computes (components/admission.py
-    `normalized_image`); the legacy `index.docker.io` domain is left as written (so it matches only an
-    entry that names it)."""
+    `docker.io/org/x`. Exactly what the admission policy's CEL computes (components/admission/images.py
+    `domain_qualified`, `official_qualified`); the legacy `index.docker.io` domain is left as written (so it
+    matches only an entry that names it)."""
     first = image.split("/")[0]
     ref = image if "/" in image and has_domain(first) else f"{DOCKER_HUB}/{image}"
     remote = ref[len(DOCKER_HUB) + 1:]

@@ -100,7 +100,7 @@ def busy_fraction(pod: Mapping[str, Any]) -> float:
     return min(1.0, max(0.0, value)) if math.isfinite(value) else cv.SIM_GPU_BUSY_DEFAULT
 
 
-def quantity(value: str | int | float) -> float:
+def parse_quantity(value: str | int | float) -> float:
     """A Kubernetes quantity as a number (the suffixes node allocatable and pod requests use)."""
     s = str(value)
     for suffix, factor in (("Ki", 2**10), ("Mi", 2**20), ("Gi", 2**30), ("Ti", 2**40), ("m", 1e-3), ("k", 1e3),
@@ -115,7 +115,7 @@ def _requested(pod: Mapping[str, Any], resource: str) -> tuple[int, str | None]:
     total, first = 0, None
     for c in pod.get("spec", {}).get("containers", []):
         res = c.get("resources") or {}
-        n = int(quantity((res.get("limits") or {}).get(resource) or (res.get("requests") or {}).get(resource) or 0))
+        n = int(parse_quantity((res.get("limits") or {}).get(resource) or (res.get("requests") or {}).get(resource) or 0))
         if n and first is None:
             first = c["name"]
         total += n
@@ -381,7 +381,7 @@ class Telemetry:
             for res, q in sorted((n.get("status", {}).get("allocatable") or {}).items()):
                 unit = "core" if res == "cpu" else "byte" if res in ("memory", "ephemeral-storage") or res.startswith("hugepages-") else "integer"
                 add("kube_node_status_allocatable", [("node", meta["name"]), ("resource", ksm_resource(res)),
-                                                     ("unit", unit)], quantity(q))
+                                                     ("unit", unit)], parse_quantity(q))
         for p in pods:
             meta = p["metadata"]
             ids = [("namespace", meta["namespace"]), ("pod", meta["name"]), ("uid", meta["uid"])]

@@ -119,7 +119,7 @@ KUBERAY_SERVICE_ACCOUNT = "kuberay-operator"
 def identity(key: str, rendered: list[dict[str, Any]]) -> tuple[str, str]:
     """(user, namespace) the controller authenticates as: its chart's ServiceAccount, as in its pod. The tenant
     admission policies tell a controller's objects (a JobSet's Jobs) from a tenant's by that username (a service
-    account of another namespace: components/admission.py `controlled`)."""
+    account of another namespace: components/admission/matching.py `controlled`)."""
     ctl = wc.CONTROLLERS[key]
     if key == wc.KUBERAY:
         name = KUBERAY_SERVICE_ACCOUNT

@@ -1,7 +1,7 @@
 """Kueue: the controller (Helm release), ResourceFlavors, Topology, Cohorts, ClusterQueues, priorities, MultiKueue.
 
 Quotas, flavors, labels and names all come from the plan; these modules only shape them into Kueue `v1beta2`
-objects: the objects as dicts (objects), the resource they are registered as (kueue_object), the controller's
+objects: the objects as dicts (objects; they are registered as components.kube_object.KubeObject), the controller's
 release (controller), MultiKueue (multikueue) and the component (component). The controller's Configuration
 and the chart values come from gpu_platform.kueue_config, which the live local cluster's Kueue process reads
 too. Field names and rules are those of Kueue 0.19 (reference CRDs in ../shared/crds/kueue-v0.19.2, the
@@ -12,13 +12,12 @@ pkg/webhooks/clusterqueue_webhook.go, all at tag v0.19.2 of github.com/kubernete
 from __future__ import annotations
 
 from .component import Queues
-from .kueue_object import KueueObject
 from .multikueue import multikueue_worker_rules
 from .objects import (
-    cluster_queue, cohort, covered_resources, cpu_only_flavor, quantity, resource_flavor, resource_groups, topology,
+    canonical_quantity, cluster_queue, cohort, covered_resources, cpu_only_flavor, resource_flavor, resource_groups, topology,
 )
 
 __all__ = [
-    "KueueObject", "Queues", "cluster_queue", "cohort", "covered_resources", "cpu_only_flavor",
-    "multikueue_worker_rules", "quantity", "resource_flavor", "resource_groups", "topology",
+    "Queues", "canonical_quantity", "cluster_queue", "cohort", "covered_resources", "cpu_only_flavor",
+    "multikueue_worker_rules", "resource_flavor", "resource_groups", "topology",
 ]

@@ -16,11 +16,11 @@ from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
 from .controller import controller
-from .kueue_object import KueueObject
+from ..kube_object import KubeObject, object_metadata
 from .multikueue import multikueue_manager, multikueue_worker
 from .objects import (
-    cluster_queue, cohort, cpu_only_flavor, object_metadata, provisioning_admission_check, provisioning_request_config,
-    resource_flavor, topology,
+    cluster_queue, cohort, cpu_only_flavor, provisioning_admission_check, provisioning_request_config, resource_flavor,
+    topology,
 )
 
 PRIORITY_CLASS_PREEMPTION = "PreemptLowerPriority"
@@ -57,7 +57,7 @@ class Queues(pulumi.ComponentResource):
                 preemption_policy=PRIORITY_CLASS_PREEMPTION,
                 opts=pulumi.ResourceOptions(parent=self),
             )
-            self.workload_priority_classes[pr.name] = KueueObject(
+            self.workload_priority_classes[pr.name] = KubeObject(
                 f"kueue-wpc-{pr.name}",
                 {
                     "apiVersion": cv.KUEUE_API_VERSION,
@@ -71,12 +71,12 @@ class Queues(pulumi.ComponentResource):
 
         self.topology: pulumi.Resource | None = None
         if any(p.topology for p in plan.pools):
-            self.topology = KueueObject("kueue-topology", topology(), opts=self._after())
+            self.topology = KubeObject("kueue-topology", topology(), opts=self._after())
         self.flavors: dict[str, pulumi.Resource] = {
-            cv.CPU_FLAVOR: KueueObject(f"kueue-flavor-{cv.CPU_FLAVOR}", cpu_only_flavor(), opts=self._after()),
+            cv.CPU_FLAVOR: KubeObject(f"kueue-flavor-{cv.CPU_FLAVOR}", cpu_only_flavor(), opts=self._after()),
         }
         for pool in plan.pools:
-            self.flavors[pool.flavor] = KueueObject(
+            self.flavors[pool.flavor] = KubeObject(
                 f"kueue-flavor-{pool.flavor}",
                 resource_flavor(pool),
                 opts=self._after(self.topology if pool.topology else None),
@@ -90,7 +90,7 @@ class Queues(pulumi.ComponentResource):
             if not ready:  # the spec rejects unknown parents and cycles; never loop on a bad plan
                 raise ValueError(f"cohorts without a resolvable parent: {[c.name for c in pending]}")
             for c in ready:
-                self.cohorts[c.name] = KueueObject(
+                self.cohorts[c.name] = KubeObject(
                     f"kueue-cohort-{c.name}",
                     cohort(c.name, c.parent, c.fair_sharing_weight),
                     opts=self._after(self.cohorts.get(c.parent) if c.parent else None),
@@ -103,11 +103,11 @@ class Queues(pulumi.ComponentResource):
         # name it on those pools' flavors (objects.cluster_queue).
         self.provisioning: dict[str, pulumi.Resource] = {}
         if plan.provisioning.enabled:
-            config = KueueObject(f"kueue-prc-{plan.provisioning.config}", provisioning_request_config(plan.provisioning),
+            config = KubeObject(f"kueue-prc-{plan.provisioning.config}", provisioning_request_config(plan.provisioning),
                                  opts=self._after())
             self.provisioning = {
                 "config": config,
-                "admission-check": KueueObject(f"kueue-ac-{plan.provisioning.admission_check}",
+                "admission-check": KubeObject(f"kueue-ac-{plan.provisioning.admission_check}",
                                                provisioning_admission_check(plan.provisioning), opts=self._after(config)),
             }
         self.multikueue: dict[str, pulumi.Resource] = {}
@@ -125,7 +125,7 @@ class Queues(pulumi.ComponentResource):
             deps.append(self.multikueue.get("admission-check"))
             if plan.provisioning.team_flavors([q.flavor for q in team.quotas]):
                 deps.append(self.provisioning.get("admission-check"))
-            self.cluster_queues[team.name] = KueueObject(
+            self.cluster_queues[team.name] = KubeObject(
                 f"kueue-cq-{team.name}",
                 cluster_queue(team, plan, self.admission_checks),
                 opts=self._after(*deps),

@@ -15,8 +15,7 @@ import pulumi_kubernetes as k8s
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
-from .kueue_object import KueueObject
-from .objects import object_metadata
+from ..kube_object import KubeObject, object_metadata
 
 
 # The worker's ClusterRole is Kueue's reference role, rule for rule: Kueue v0.19.2
@@ -94,7 +93,7 @@ def multikueue_manager(
             string_data={cv.MULTIKUEUE_KUBECONFIG_KEY: cfg.require_secret(worker.kubeconfig_secret)},
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[*ready, *([namespace] if namespace else [])]),
         )
-        clusters.append(KueueObject(
+        clusters.append(KubeObject(
             f"kueue-mk-cluster-{worker.name}",
             {
                 "apiVersion": cv.KUEUE_API_VERSION,
@@ -104,7 +103,7 @@ def multikueue_manager(
             },
             opts=after(secret),
         ))
-    config = KueueObject(
+    config = KubeObject(
         "kueue-mk-config",
         {
             "apiVersion": cv.KUEUE_API_VERSION,
@@ -114,7 +113,7 @@ def multikueue_manager(
         },
         opts=after(*clusters),
     )
-    check = KueueObject(
+    check = KubeObject(
         "kueue-mk-admission-check",
         {
             "apiVersion": cv.KUEUE_API_VERSION,

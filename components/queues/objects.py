@@ -7,11 +7,13 @@ build exactly what the component registers. Field names and rules are those of K
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from gpu_platform import conventions as cv
 from gpu_platform.autoscaling import ProvisioningPlan
 from gpu_platform.plan import Plan, PoolPlan, QuotaPlan, TeamPlan, cpu_quantity, memory_quantity
+
+from ..kube_object import object_metadata
 
 # A ClusterQueue first tries the flavors where a job fits its own nominal quota before it borrows or
 # preempts in an earlier flavor: borrowed GPUs can be reclaimed, nominal ones cannot.
@@ -22,15 +24,7 @@ CPU = "cpu"
 MEMORY = "memory"
 
 
-def object_metadata(name: str, namespace: str | None = None, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """metadata of a platform-made object: its name (and namespace), its labels and the managed-by label."""
-    meta: dict[str, Any] = {"name": name, "labels": {**(labels or {}), cv.MANAGED_BY: cv.MANAGED_BY_VALUE}}
-    if namespace is not None:
-        meta["namespace"] = namespace
-    return meta
-
-
-def quantity(value: float) -> str:
+def canonical_quantity(value: float) -> str:
     """A Kubernetes quantity string in canonical form (2 -> "2", 1.5 -> "1500m").
 
     Fair-sharing weights are int-or-string quantities: a JSON float is rejected by the API server, and a
@@ -101,7 +95,7 @@ def cohort(name: str, parent: str | None, weight: float | None) -> dict[str, Any
     if parent is not None:
         spec["parentName"] = parent
     if weight is not None:
-        spec["fairSharing"] = {"weight": quantity(weight)}
+        spec["fairSharing"] = {"weight": canonical_quantity(weight)}
     return {"apiVersion": cv.KUEUE_API_VERSION, "kind": "Cohort", "metadata": object_metadata(name), "spec": spec}
 
 
@@ -168,7 +162,7 @@ def cluster_queue(team: TeamPlan, plan: Plan, admission_checks: Sequence[str] = 
             "borrowWithinCohort": {"policy": team.preemption.borrow_within_cohort},
             "withinClusterQueue": team.preemption.within_cluster_queue,
         },
-        "fairSharing": {"weight": quantity(team.fair_sharing_weight)},
+        "fairSharing": {"weight": canonical_quantity(team.fair_sharing_weight)},
         "flavorFungibility": dict(FLAVOR_FUNGIBILITY),
         "queueingStrategy": QUEUEING_STRATEGY,
     }

@@ -837,9 +837,9 @@ def test_multikueue_worker_role_covers_every_kind_the_script_grants() -> None:
 def test_fair_sharing_weights_are_exact_quantity_strings(weight: float) -> None:
     """Weights are int-or-string quantities: a JSON float is rejected, so fractions go out as strings
     (canonical where Kubernetes has a suffix for them, so the API server hands back what was sent)."""
-    from components.queues import quantity
+    from components.queues import canonical_quantity
 
-    text = quantity(weight)
+    text = canonical_quantity(weight)
     assert isinstance(text, str)
     assert qty(text) == Fraction(str(weight))
     if float(weight * 1000).is_integer():
