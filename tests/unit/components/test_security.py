@@ -16,7 +16,7 @@ from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
 from tests import cel
 from tests.conftest import plan_of, platform_raw, rendered, spec_of
-from tests.unit.test_node_pools import variant
+from tests.unit.components.test_node_pools import variant
 
 ACCESS_ENTRY = "aws:eks/accessEntry:AccessEntry"
 OIDC = "aws:eks/identityProviderConfig:IdentityProviderConfig"

@@ -24,7 +24,7 @@ from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
 from platform_cli.plan_report import format_plan, plan_data
 from tests.conftest import KARPENTER_STACK, plan_of, platform_raw, rendered
-from tests.unit.test_queues import validate_kueue
+from tests.unit.components.test_queues import validate_kueue
 
 ASG_TAG = "aws:autoscaling/tag:Tag"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -314,7 +314,7 @@ def test_the_autoscaler_may_describe_everything_and_resize_only_the_elastic_grou
 
 
 def test_the_autoscalers_iam_documents_pass_parliament() -> None:
-    from tests.unit.test_data_path import _lint
+    from tests.unit.components.test_data_path import _lint
 
     for r in rendered("prod").custom:
         if r.parent != "cluster-autoscaler":

@@ -16,10 +16,10 @@ import pytest
 
 from localcluster import toolcache
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LIB = ROOT / "scripts" / "tools" / "lib.sh"
 # Where the default may be written: the two definitions, the workflows (which cannot source them) and prose.
-ALLOWED = {Path("scripts/tools/lib.sh"), Path("localcluster/toolcache.py"), Path("tests/unit/test_tool_cache.py")}
+ALLOWED = {Path("scripts/tools/lib.sh"), Path("localcluster/toolcache.py"), Path("tests/unit/scripts/test_tool_cache.py")}
 SPELLING = re.compile(r"\.cache/gpu-platform|\"\.cache\"\s*/\s*\"gpu-platform\"|GPU_PLATFORM_CACHE:-")
 
 

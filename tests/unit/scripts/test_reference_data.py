@@ -21,7 +21,7 @@ from gpu_platform.spec.addons import AddonGpuOperator, AddonKarpenter, AddonKueu
 from localcluster import toolcache
 from tests import reference_data
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TOOL = ROOT / "scripts" / "tools" / "reference.sh"
 
 # What the tests and the local cluster read, by release: the layout of ../shared.
