@@ -347,7 +347,7 @@ def test_egress_beyond_the_cluster_is_exactly_the_teams_configured_cidrs() -> No
         allowed: set[tuple[str, str, int]] = set()
         for o in objs("NetworkPolicy", ns):
             if o["metadata"]["name"] == cv.NETWORK_POLICY_ALLOW_DATA_PATH:
-                continue  # the data path's own egress: tests/unit/test_data_path.py
+                continue  # the data path's own egress: tests/unit/components/test_data_path.py
             for rule in o["spec"].get("egress", []):
                 for peer in rule.get("to", []):
                     if "ipBlock" in peer:

@@ -127,7 +127,7 @@ def test_warnings_name_idle_pools() -> None:
     assert any("'l4-interactive' has no team quota" in w for w in plan.warnings)
     assert any("keeps 1 nodes running" in w for w in plan.warnings)
     # The two things prod's stack cannot do itself: turn on an attached cluster's control-plane logging, and
-    # scale its capacity-block node group to 0 before an upgrade (tests/unit/test_node_pools.py).
+    # scale its capacity-block node group to 0 before an upgrade (tests/unit/components/test_node_pools.py).
     logging, block = plan_of("prod").warnings
     assert logging.startswith("cluster.create is false: the stack cannot turn on control-plane logging")
     assert block.startswith("pool 'h100-train' is a capacity-block node group")
