@@ -20,7 +20,7 @@ import pytest
 
 from gpu_platform import conventions as cv
 from tests.conftest import plan_of, rendered
-from tests.unit.components.test_admission_cel import (
+from tests.unit.components.admission_requests import (
     NS, STACK, TAS_NS, TOLERATIONS, admitted, container, denied_by, job, labels, pod, pod_spec, workloads,
 )
 

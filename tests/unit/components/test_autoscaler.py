@@ -24,7 +24,8 @@ from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
 from platform_cli.plan_report import format_plan, plan_data
 from tests.conftest import KARPENTER_STACK, plan_of, platform_raw, rendered
-from tests.unit.components.test_queues import validate_kueue
+from tests.unit.components.iam_lint import parliament_findings
+from tests.unit.components.kueue_schema import validate_kueue
 
 ASG_TAG = "aws:autoscaling/tag:Tag"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -314,13 +315,11 @@ def test_the_autoscaler_may_describe_everything_and_resize_only_the_elastic_grou
 
 
 def test_the_autoscalers_iam_documents_pass_parliament() -> None:
-    from tests.unit.components.test_data_path import _lint
-
     for r in rendered("prod").custom:
         if r.parent != "cluster-autoscaler":
             continue
         if r.type == "aws:iam/policy:Policy":
-            assert _lint(json.loads(r.inputs["policy"])) == []
+            assert parliament_findings(json.loads(r.inputs["policy"])) == []
         if r.type == "aws:iam/role:Role":
             trust = json.loads(r.inputs["assumeRolePolicy"])
             assert trust == {"Version": "2012-10-17", "Statement": [
@@ -328,7 +327,7 @@ def test_the_autoscalers_iam_documents_pass_parliament() -> None:
                  "Action": ["sts:AssumeRole", "sts:TagSession"]}]}
             for statement in trust["Statement"]:
                 statement["Resource"] = f"arn:aws:iam::123456789012:role/{r.inputs['name']}"
-            assert _lint(trust) == []
+            assert parliament_findings(trust) == []
 
 
 def test_pod_identity_gives_the_role_to_the_charts_service_account() -> None:

@@ -20,6 +20,7 @@ from gpu_platform.data import lifecycle_rules, scratch_problem, scratch_volume
 from gpu_platform.jobs import JobRequest, job
 from gpu_platform.spec import SpecError, load_platform
 from tests.conftest import plan_of, platform_raw, rendered
+from tests.unit.components.iam_lint import parliament_findings
 
 TEAMS = ("llm-pretrain", "llm-finetune", "vision", "search-serving", "recsys", "data-science")
 BUCKET = "aws:s3/bucket:Bucket"
@@ -355,13 +356,6 @@ def test_the_data_path_is_refused_on_a_cluster_that_is_not_eks() -> None:
 # -- IAM documents, linted ------------------------------------------------------------------------------------
 
 
-def _lint(document: dict[str, Any]) -> list[tuple[str, Any]]:
-    from parliament import analyze_policy_string
-
-    policy = analyze_policy_string(json.dumps(document), ignore_private_auditors=True)
-    return [(f.issue, f.detail) for f in policy.findings]
-
-
 def test_every_iam_document_of_the_data_path_passes_parliament() -> None:
     """parliament (PyPI, duo-labs) checks that every action exists, that each resource ARN has the format its
     actions take (s3:ListBucket on a bucket, s3:GetObject on objects) and that each condition key applies to
@@ -372,16 +366,16 @@ def test_every_iam_document_of_the_data_path_passes_parliament() -> None:
         if r.parent != "storage":
             continue
         if r.type in (ROLE_POLICY, "aws:s3/bucketPolicy:BucketPolicy"):
-            assert _lint(json.loads(r.inputs["policy"])) == [], r.name
+            assert parliament_findings(json.loads(r.inputs["policy"])) == [], r.name
             checked += 1
         if r.type == ROLE:
             trust = json.loads(r.inputs["assumeRolePolicy"])
             for statement in trust["Statement"]:
                 statement["Resource"] = f"arn:aws:iam::123456789012:role/{r.inputs['name']}"
-            assert _lint(trust) == [], r.name
+            assert parliament_findings(trust) == [], r.name
             checked += 1
     assert checked == 7 + 6 + 8  # role policies (6 teams, admins), bucket policies, roles (and EBS CSI's)
     # The linter is not a rubber stamp: an object action on a bucket ARN is found.
-    assert _lint({"Version": "2012-10-17", "Statement": [
+    assert parliament_findings({"Version": "2012-10-17", "Statement": [
         {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": ["arn:aws:s3:::acme-ml-prod-vision"]}]}) \
         == [("RESOURCE_MISMATCH", [{"action": "s3:GetObject", "required_format": "arn:*:s3:::*/*"}])]

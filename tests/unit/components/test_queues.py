@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import re
 from fractions import Fraction
 from typing import Any, Iterable, Mapping
 
@@ -20,8 +19,8 @@ import yaml
 from harness.render import SECRET_PLACEHOLDER, Recorded, Rendered
 from gpu_platform import conventions as cv
 from tests.conftest import background_render, plan_of, render_config, rendered, spec_of, stack_doc
-from tests.crd_schema import validate
 from tests.reference_data import values_file
+from tests.unit.components.kueue_schema import validate_kueue
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -191,22 +190,6 @@ def unknown_config_keys(value: Any, fields: Any, path: str = "") -> list[str]:
         else:
             out.extend(unknown_config_keys(v, fields[k], f"{path}.{k}"))
     return out
-
-
-# The AdmissionCheck CRD's pattern for parameters.kind is `^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$`: Go's RE2
-# takes an inline flag anywhere, Python's re only at the start, so tests/crd_schema.py cannot compile it.
-ADMISSION_CHECK_PARAMETERS_KIND = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$", re.IGNORECASE)
-
-
-def validate_kueue(obj: Mapping[str, Any]) -> list[str]:
-    """tests/crd_schema.validate, with the one pattern Python cannot compile checked here instead."""
-    params = (obj.get("spec") or {}).get("parameters") if obj.get("kind") == "AdmissionCheck" else None
-    if not params or "kind" not in params:
-        return validate(dict(obj))
-    errors = [] if ADMISSION_CHECK_PARAMETERS_KIND.match(params["kind"]) else [f".spec.parameters.kind: {params['kind']!r}"]
-    stripped = copy.deepcopy(dict(obj))
-    del stripped["spec"]["parameters"]["kind"]  # the schema's other rules still apply to the rest
-    return errors + [e for e in validate(stripped) if not e.startswith(".spec.parameters.kind:")]
 
 
 # The MultiKueue workers' kubeconfigs: Pulumi secret config values, each with a marker that must not reach

@@ -18,7 +18,7 @@ from gpu_platform.workload_templates import template
 from platform_cli.cli import EXIT_INVALID, main
 from tests import cel
 from tests.conftest import plan_of, platform_raw
-from tests.unit.components.test_admission_cel import KINDS, MEMBER, namespace, policy
+from tests.unit.components.admission_requests import KINDS, MEMBER, namespace, policy
 
 STACK = "prod"
 POLICIES = (cv.TENANT_WORKLOAD_POLICY, cv.TENANT_PRIORITY_POLICY, cv.TENANT_IMAGE_POLICY, cv.TENANT_JOB_CLEANUP_POLICY)
