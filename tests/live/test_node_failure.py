@@ -1,4 +1,4 @@
-"""A GPU node fails under a running job (issue 25), on the live cluster: the real node lifecycle and taint
+"""A GPU node fails under a running job, on the live cluster: the real node lifecycle and taint
 eviction controllers, the real Kueue (topology-aware failed-node replacement, waitForPodsReady), the Job
 controller with the template's podFailurePolicy, KWOK as the kubelets.
 

@@ -1,6 +1,6 @@
-"""The platform's KubeRay allow (issue 22, item 3) through the isolation rules: a tenant namespace that lets
-KubeRay's operator reach its Ray heads is still an isolated tenant namespace, and the allow is never taken
-for the default deny it punches a hole in.
+"""The platform's KubeRay allow through the isolation rules: a tenant namespace that lets KubeRay's operator reach
+its Ray heads is still an isolated tenant namespace, and the allow is never taken for the default deny it punches a
+hole in.
 
 The allow is written here from conventions (as the world is), not copied from components/tenancy.py.
 """

@@ -1,4 +1,4 @@
-"""Issue 22, items 1 and 2, at admission: where work with and without GPUs may be admitted, as the prod stack's
+"""Where work runs, at admission: where work with and without GPUs may be admitted, as the prod stack's
 rendered tenant-workloads policy decides it (CEL run by tests/cel.py, bound as the API server binds it).
 
 - A GPU pod template carries the GPU toleration itself: the pools' Kueue flavors list the GPU taint as a node

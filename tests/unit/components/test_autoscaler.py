@@ -1,4 +1,4 @@
-"""Elastic capacity (issue 23): what each capacity type runs, the Cluster Autoscaler on `eks` stacks, the Auto
+"""Elastic capacity: what each capacity type runs, the Cluster Autoscaler on `eks` stacks, the Auto
 Scaling group tags that make a group the autoscaler's, Kueue's ProvisioningRequest check, the refusals and
 warnings, and the cost at min and at max.
 

@@ -1,4 +1,4 @@
-"""Detecting a failed GPU node and repairing it on EKS (issue 25, item 1): the node monitoring agent add-on,
+"""Detecting a failed GPU node and repairing it on EKS: the node monitoring agent add-on,
 managed node group repair, Karpenter's node repair and one DCGM host engine per GPU node.
 
 Renders are the cached runs of the real program (tests/conftest.py); the expected values are upstream facts

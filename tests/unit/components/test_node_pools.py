@@ -411,7 +411,7 @@ def test_plan_warns_that_a_capacity_block_node_group_upgrades_only_at_zero():
 
 
 # ---------------------------------------------------------------------------------------------------
-# the docs say what scales the node groups now (issue 23), and nothing of the time before
+# the docs say what scales the node groups (the Cluster Autoscaler, Karpenter), and nothing of the time before
 
 
 def test_no_doc_still_says_nothing_scales_the_node_groups():
@@ -511,7 +511,7 @@ def test_exports_per_pool():
         assert got["taints"] == [t.to_k8s() for t in pool.taints]
 
 
-# --- The system pool and the VPC CNI add-on (issue 13) ----------------------------------------------
+# --- The system pool and the VPC CNI add-on ---------------------------------------------------------
 
 ADDON = "aws:eks/addon:Addon"
 

@@ -417,10 +417,10 @@ def flavors_kueue_may_give(flavor_specs: dict[str, dict], pod_tolerations: list[
 
 @pytest.mark.parametrize("stack", ["local", "staging", "prod"])
 def test_a_pod_set_without_gpus_can_be_given_only_the_cpu_only_flavor(stack: str) -> None:
-    """Issue 22, item 1: a pod set without GPUs (which admission keeps from tolerating the GPU taint) is never
-    given a pool's flavor, whether the CPU-only allowance is full or too small: it waits for the allowance
-    (or was refused at creation) instead of holding a pool's quota on nodes it may not run on. A GPU pod
-    set that carries the GPU toleration may be given any pool's flavor (then quota and node labels decide)."""
+    """Where work without GPUs runs: a pod set without GPUs (which admission keeps from tolerating the GPU taint) is
+    never given a pool's flavor, whether the CPU-only allowance is full or too small: it waits for the allowance (or
+    was refused at creation) instead of holding a pool's quota on nodes it may not run on. A GPU pod set that carries
+    the GPU toleration may be given any pool's flavor (then quota and node labels decide)."""
     plan = plan_of(stack)
     specs = {f["metadata"]["name"]: f["spec"] for f in kueue_objects(rendered(stack), "ResourceFlavor")}
     assert flavors_kueue_may_give(specs, []) == {cv.CPU_FLAVOR}
@@ -660,7 +660,8 @@ def test_priority_class_names_and_values_are_allowed_for_users() -> None:
         assert not pc["metadata"]["name"].startswith(SYSTEM_PRIORITY_PREFIX), pc["metadata"]["name"]
         assert pc["value"] <= HIGHEST_USER_PRIORITY
         assert len(pc["metadata"]["name"]) <= cv.MAX_LABEL_LENGTH  # it is also a label value
-    # The default ladder starts at system-critical (issue #5): that one is renamed, the others are not.
+    # The default ladder starts at system-critical (Kubernetes reserves `system-`): that one is renamed, the others
+    # are not.
     assert cv.priority_class_name("system-critical") != "system-critical"
     assert cv.priority_class_name("training") == "training"
 

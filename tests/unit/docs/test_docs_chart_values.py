@@ -2,7 +2,7 @@
 says, the page names every value the release sets, and the page says who makes Kueue's ServiceMonitor.
 
 The page once said the chart makes Kueue's ServiceMonitor and that the release sets
-`metrics.prometheusNamespace: monitoring`; the release set neither (issue 22, item 5). These tests read the
+`metrics.prometheusNamespace: monitoring`; the release set neither. These tests read the
 values from the render (tests/conftest.py `rendered`), and which keys are chart values from the chart's own
 values.yaml (../shared/reference), so a change to either side that the page does not follow fails here.
 """

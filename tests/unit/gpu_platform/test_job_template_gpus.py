@@ -1,4 +1,4 @@
-"""Issue 22, items 1 and 2, in the job template (`python -m platform_cli job`): the GPU toleration every GPU
+"""Where work runs, in the job template (`python -m platform_cli job`): the GPU toleration every GPU
 pod template carries, and at most one time-sliced replica per pod."""
 
 from __future__ import annotations

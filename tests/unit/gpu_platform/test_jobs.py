@@ -120,8 +120,8 @@ def test_cli_prints_yaml_or_exits_2_with_the_reason(capsys) -> None:
 
 
 def test_a_job_the_cohort_can_never_lend_enough_for_is_refused_with_the_arithmetic(capsys) -> None:
-    """Issue 31: vision holds 8 on train with borrowingLimit 8, but nlp, its only sibling, lends at most 4: 16
-    GPUs would wait forever. The refusal shows every bound and what would fit instead."""
+    """A job the cohort can never lend enough for: vision holds 8 on train with borrowingLimit 8, but nlp, its only
+    sibling, lends at most 4: 16 GPUs would wait forever. The refusal shows every bound and what would fit instead."""
     assert main(["job", "--stack", "local", "--team", "vision", "--pool", "train", "--gpus", "8", "--nodes", "2"]) \
         == EXIT_INVALID
     captured = capsys.readouterr()

@@ -1,4 +1,4 @@
-"""When a GPU node fails mid-run (issue 25, item 2): Kueue requeues the job whole and not forever, the job
+"""When a GPU node fails mid-run: Kueue requeues the job whole and not forever, the job
 template tells a lost pod from an application error, and the simulated kubelet lets a node fail.
 
 The expected values are upstream facts (Kueue v0.19.2, the Job API, the node lifecycle controller) written
@@ -29,7 +29,7 @@ def test_kueue_runs_with_topology_aware_failed_node_replacement_pinned_on() -> N
         "TASFailedNodeReplacementFailFast": True,
         "TASReplaceNodeOnPodTermination": True,
         "TASReplaceNodeOnNodeTaints": True,
-        # ... and an evicted workload's ProvisioningRequests go with it (issue 23).
+        # ... and an evicted workload's ProvisioningRequests go with it (elastic pools).
         "CleanupProvisioningRequestsOnEviction": True,
     }
     # The chart passes no --feature-gates of its own (they would conflict with the Configuration's).

@@ -20,7 +20,8 @@ def reach_of(plan, team: str, pool: str) -> int:
 
 
 def test_a_siblings_lending_limit_bounds_what_a_team_can_borrow() -> None:
-    """Issue 31: vision 8 + borrowingLimit 8, but nlp lends at most 4 of its 8, so vision reaches 12, not 16."""
+    """What a sibling lends bounds a borrower: vision 8 + borrowingLimit 8, but nlp lends at most 4 of its 8, so
+    vision reaches 12, not 16."""
     plan = plan_of("local")
     assert reach_of(plan, "vision", "train") == 12
     # nlp may borrow 4 and vision lends all 8: its borrowingLimit binds.

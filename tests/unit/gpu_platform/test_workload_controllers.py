@@ -1,5 +1,6 @@
-"""Issue 24, item 1: JobSet, Kubeflow Trainer, LeaderWorkerSet and KubeRay as pinned add-ons, Kueue's integrations
-following what is installed, and the releases an eks stack deploys (gpu_platform/workload_controllers.py)."""
+"""The workload controllers: JobSet, Kubeflow Trainer, LeaderWorkerSet and KubeRay as pinned add-ons, Kueue's
+integrations following what is installed, and the releases an eks stack deploys
+(gpu_platform/workload_controllers.py)."""
 
 from __future__ import annotations
 

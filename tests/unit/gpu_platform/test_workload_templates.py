@@ -1,5 +1,5 @@
-"""Issue 24, items 2 and 3: the paved-road templates (`job --kind jobset|trainjob|rayjob|lws`) pass the platform's
-own admission policies, and a tenant's refusals for the new kinds are the rules' (components.admission.RULES),
+"""The paved-road templates of the workload controllers' kinds (`job --kind jobset|trainjob|rayjob|lws`) pass the
+platform's own admission policies, and a tenant's refusals for these kinds are the rules' (components.admission.RULES),
 evaluated by the CEL evaluator on prod's rendered policies (tests/cel.py), bound as the API server binds them."""
 
 from __future__ import annotations

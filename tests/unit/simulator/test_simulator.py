@@ -81,7 +81,8 @@ def test_the_cli_refuses_a_bad_trace_before_starting_anything(tmp_path, capsys, 
 
 
 def test_the_trace_check_counts_what_the_cohort_can_lend_not_the_borrowing_limit() -> None:
-    """Issue 31: the job `job` refuses is refused in a trace too, before any cluster starts, in the trace's words."""
+    """What the cohort can lend, in a trace: the job `job` refuses is refused in a trace too, before any cluster
+    starts, in the trace's words."""
     plan = plan_of("local")
     with pytest.raises(TraceError) as err:
         parse("submit,team,pool,units,pods,duration\n0,vision,train,8,2,1h\n", plan, "t.csv")
@@ -215,7 +216,7 @@ def test_report_files(tmp_path, sim_plan) -> None:
 
 
 
-# ---- the simulator's own overhead (issue 30): the correction's arithmetic ----------------------------------
+# ---- the simulator's own overhead: the correction's arithmetic --------------------------------------------
 
 
 def test_a_pod_ends_when_its_quota_should_come_back_less_the_end_of_the_chain() -> None:
@@ -354,7 +355,7 @@ def test_the_report_warns_when_short_jobs_cannot_be_replayed_at_the_speed(sim_pl
     assert "184.00 s of trace time at 80x" in text and "warning: 100% of the jobs" in text
 
 
-# ---- node failures (issue 25, item 4) -----------------------------------------------------------------------
+# ---- node failures ------------------------------------------------------------------------------------------
 
 
 def test_a_failure_rate_gives_the_same_schedule_for_the_same_seed(sim_plan) -> None:
@@ -579,7 +580,7 @@ def test_spare_nodes_are_each_pools_next_nodes_with_its_labels_and_taints(sim_pl
     assert spare["spec"]["taints"] == first["spec"]["taints"] and spare["status"] == first["status"]
 
 
-# ---- kinds in a trace (issue 24) ---------------------------------------------------------------------------
+# ---- kinds in a trace (the workload controllers') -----------------------------------------------------------
 
 
 def test_a_trace_may_name_a_kind_and_every_kind_it_cannot_replay_is_named(sim_plan) -> None:
@@ -651,7 +652,7 @@ def test_a_replay_runs_the_controllers_its_kinds_need() -> None:
     assert workloads_setting({"lws", "rayjob", "job"}) == "leaderWorkerSet,kuberay"
 
 
-# ---- elastic pools: the nodes that ran (issue 23, item 5) --------------------------------------------------
+# ---- elastic pools: the nodes that ran ----------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
