@@ -21,6 +21,7 @@ import yaml
 from gpu_platform import catalog, conventions as cv
 
 from tests.conftest import ROOT, background_render, plan_of, rendered, stack_doc
+from tests.unit.components.stack_variants import NODE_ROLE_ARN, switched_staging, variant
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -38,30 +39,10 @@ NODE_POLICIES = {
     "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
     "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
 }
-NODE_ROLE_ARN = "arn:aws:iam::123456789012:role/existing-gpu-nodes"
 
 
 def res(stack: str, type_: str, name: str):
     return rendered(stack).one(type_, f"np-{name}")
-
-
-@background_render()
-def switched_staging() -> tuple[str, dict[str, Any]]:
-    """Staging with the switches flipped: control plane created here, a given node role, the EFA pool's
-    placement group off, and a Bottlerocket pool. One render (by the render worker) shared by the tests below."""
-    config = copy.deepcopy(stack_doc("staging")["config"])
-    platform = config["gpu-platform:platform"]
-    platform["cluster"]["create"] = True
-    platform["cluster"]["nodeRoleArn"] = NODE_ROLE_ARN
-    by_name = {p["name"]: p for p in platform["pools"]}
-    by_name["h100-train"]["placementGroup"] = False
-    by_name["a10g-dev"]["amiType"] = "BOTTLEROCKET_x86_64_NVIDIA"
-    return "staging", config
-
-
-def variant():
-    """The switched staging render and its platform config."""
-    return switched_staging(), switched_staging.config()[1]["gpu-platform:platform"]
 
 
 def test_every_pool_gets_exactly_its_node_group_and_launch_template():
@@ -230,7 +211,7 @@ def test_placement_group_defaults_and_switch():
     # outside any placement group, so they get none; and the switch turns staging's off.
     assert {x.name for x in rendered("staging").by_type(PLACEMENT_GROUP)} == {"np-h100-train"}
     assert rendered("prod").by_type(PLACEMENT_GROUP) == []
-    r, _ = variant()
+    r = switched_staging()
     assert r.by_type(PLACEMENT_GROUP) == []
     assert "placement" not in r.one(LAUNCH_TEMPLATE, "np-h100-train").inputs
 
@@ -324,7 +305,7 @@ def test_no_local_storage_setup_without_nvme():
 
 
 def test_bottlerocket_pools_get_toml_ephemeral_storage_and_their_data_volume():
-    r, _ = variant()
+    r = switched_staging()
     lt = r.one(LAUNCH_TEMPLATE, "np-a10g-dev")
     settings = tomllib.loads(base64.b64decode(lt.inputs["userData"]).decode())
     (command,) = settings["settings"]["bootstrap-commands"].values()
@@ -339,7 +320,7 @@ def test_bottlerocket_node_groups_keep_the_operators_device_plugin_and_mig_manag
     with it and left CUDA unusable (bottlerocket-os/bottlerocket#4309). The operator keeps a deploy label it
     finds on a node (NVIDIA/gpu-operator controllers/state_manager.go, addGPUStateLabels), so the node group
     sets them "false"; AL2023 pools leave them to the operator."""
-    r, _ = variant()
+    r = switched_staging()
     labels = r.one(NODE_GROUP, "np-a10g-dev").inputs["labels"]
     assert labels["nvidia.com/gpu.deploy.device-plugin"] == "false"
     assert labels["nvidia.com/gpu.deploy.mig-manager"] == "false"
@@ -546,7 +527,7 @@ def res_of(r, type_: str, name: str):
 def test_a_created_cluster_passes_the_policy_pack():
     from policies.gpu_policies.offline import check_resources, format_violations
 
-    r, _ = variant()
+    r = switched_staging()
     found = check_resources([x.to_json() for x in r.custom])
     assert found == [], format_violations(found, "staging, cluster created here")
 

@@ -16,7 +16,7 @@ from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
 from tests import cel
 from tests.conftest import plan_of, platform_raw, rendered, spec_of
-from tests.unit.components.test_node_pools import variant
+from tests.unit.components.stack_variants import switched_staging
 
 ACCESS_ENTRY = "aws:eks/accessEntry:AccessEntry"
 OIDC = "aws:eks/identityProviderConfig:IdentityProviderConfig"
@@ -239,7 +239,7 @@ def test_the_audit_policy_records_exactly_the_four_kinds_of_request() -> None:
 
 
 def test_a_created_cluster_sends_the_audit_trail_to_cloudwatch() -> None:
-    r, _ = variant()
+    r = switched_staging()
     (cluster,) = r.by_type(EKS_CLUSTER)
     assert cluster.inputs["enabledClusterLogTypes"] == list(audit.REQUIRED_EKS_LOG_TYPES)
 
