@@ -3,7 +3,7 @@
 Reported as the ratio to the one-second budget, with the 100-team time for scale. The same spec with
 errors in it (a team in a cohort that does not exist, one asking for more GPUs than its pool has) must be
 rejected, with every path, within the same budget: the error path may not be the slow one. (This is the
-timing that tests/unit/test_spec.py used to assert per bad config; correctness tests assert no times.)
+timing that tests/unit/gpu_platform/test_spec.py used to assert per bad config; correctness tests assert no times.)
 
     python -m bench.validate_plan [--teams 1000] [--repeat 5]
 """

@@ -7,7 +7,7 @@ pools carry none. This module only knows how the chart, AWS and the CRD spell th
 from https://kubernetes.github.io/autoscaler (kubernetes/autoscaler, tag cluster-autoscaler-chart-9.51.0,
 charts/cluster-autoscaler/values.yaml: every key written here is a key there, and templates/deployment.yaml
 turns them into the flags docs/deploying.md lists). Neither the chart repository nor the autoscaler's Go
-module is reachable offline, so tests/unit/test_autoscaler.py asserts these values as written.
+module is reachable offline, so tests/unit/components/test_autoscaler.py asserts these values as written.
 """
 
 from __future__ import annotations

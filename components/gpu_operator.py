@@ -145,7 +145,7 @@ def dcgm_exporter_env(plan: Plan) -> list[dict[str, str]]:
 
 def chart_values(plan: Plan) -> dict[str, Any]:
     """Helm values for the gpu-operator chart. Every key here exists in the chart's default values (or is
-    documented there as a commented-out key); tests/unit/test_gpu_operator.py enforces it."""
+    documented there as a commented-out key); tests/unit/components/test_gpu_operator.py enforces it."""
     addons = plan.addons
     tolerations = operand_tolerations(plan)
     return {

@@ -209,7 +209,8 @@ RESTRICTED_POD_SECURITY: dict[str, Any] = {"runAsNonRoot": True, "seccompProfile
 
 def chart_values(key: str, version: str, on_system_pool: bool) -> dict[str, Any]:
     """Helm values of a controller's chart; every key exists in the chart's values.yaml at the pinned release
-    (tests/unit/test_workload_controllers.py checks them against the charts in the Go module cache when present).
+    (tests/unit/gpu_platform/test_workload_controllers.py checks them against the charts in the Go module cache
+    when present).
     Images are pinned to the release, as each project's own chart packaging does (see `CONTROLLERS`)."""
     tag = f"v{version.removeprefix('v')}"
     place = system_pool_placement(on_system_pool)

@@ -1,7 +1,7 @@
 """Where the Go-built tools live: the tool cache outside the repository, and its bin directory.
 
 Python's one spelling of it (the shell's is scripts/tools/lib.sh, `TC_CACHE`); the local cluster's
-sessions, the test tools and the benchmarks read it here, and tests/unit/test_tool_cache.py holds both
+sessions, the test tools and the benchmarks read it here, and tests/unit/scripts/test_tool_cache.py holds both
 spellings, and the CI workflows' cache paths, to the same default.
 """
 

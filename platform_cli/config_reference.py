@@ -3,7 +3,7 @@
 The models are the one source: every field's description, default and example live in its pydantic
 `Field`, so docs/config-reference.md (a table per model) and docs/platform.schema.json (for editors) are
 written from `Platform.model_json_schema()` by `python -m platform_cli config-reference`, and
-tests/unit/test_config_reference.py fails when a committed file and the models disagree.
+tests/unit/platform_cli/test_config_reference.py fails when a committed file and the models disagree.
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ def _increase(end: dict[tuple[str, ...], float], start: dict[tuple[str, ...], fl
 
 
 def queries(plan: Plan) -> dict[str, str]:
-    """Every expression the report reads, by name (tests/unit/test_report.py answers them)."""
+    """Every expression the report reads, by name (tests/unit/platform_cli/test_report.py answers them)."""
     ns = _regex([n for t in plan.teams for n in t.namespaces])
     r = a.KUEUE_REPLICA
     return {

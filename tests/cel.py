@@ -186,7 +186,7 @@ _K8S_FUNCTIONS = {
 # The fast suites evaluate several thousand expressions against sample objects; cel-python's tree-walking
 # evaluator (cel-python 0.5.0, the pinned version: celpy/evaluation.py Evaluator, a lark 1.3.1
 # lark/visitors.py Interpreter) spent most of that time on work that does not change a result
-# (tests/unit/test_cel_evaluator.py holds this evaluator to cel-python's own, expression by expression):
+# (tests/unit/support/test_cel_evaluator.py holds this evaluator to cel-python's own, expression by expression):
 # - `cast(Tuple[Result, Result], ...)` in its hot paths builds and hashes a typing generic over the big
 #   `Result` union at every node. cast() is the identity, so the typing names celpy.evaluation uses only in
 #   annotations and cast() get a subscript that costs nothing (Sequence and Mapping, which it also uses in

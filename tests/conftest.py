@@ -213,7 +213,8 @@ _RENDER_WORKER: RenderWorker | None = None
 # A test module that needs a stack rendered with a changed config (the longest cluster name, a switch flipped)
 # declares the variant with @background_render: the function returns (stack, config). Once collection has found
 # the variants of the modules it collected, their configs go to the worker, which renders them after the
-# stacks; the modules that declare one run after the others, so that the worker has them ready by then.
+# stacks; the modules that read one run after the others, so that the worker has them ready by then. A module
+# reads the variants it declares and those it imports (one declared in a helper module two test modules share).
 # Calling the declared name returns the render, made once per session (in-process when the worker is off or
 # failed).
 
@@ -256,15 +257,29 @@ def background_render(*params: str) -> Any:
     return declare
 
 
+def _variants_read(module: Any) -> frozenset[BackgroundRender]:
+    """The variants a test module reads: those it declares and those it imports from a helper module."""
+    if module is None:
+        return frozenset()
+    name = module.__name__
+    return frozenset({v for v, _ in _VARIANTS.values() if v.module == name}
+                     | {value for value in vars(module).values() if isinstance(value, BackgroundRender)})
+
+
 def _ask_for_variants(items: list[pytest.Item]) -> None:
     """Send the worker the variants of the modules with tests to run, in the order the tests will read them.
     One whose config cannot be made is left out: its test makes it, and fails there with the error."""
     assert _RENDER_WORKER is not None
-    first: dict[str, int] = {}
+    first: dict[BackgroundRender, int] = {}
+    seen: set[int] = set()
     for position, item in enumerate(items):
-        first.setdefault(getattr(getattr(item, "module", None), "__name__", ""), position)
-    wanted = sorted((key for key, (v, _) in _VARIANTS.items() if v.module in first),
-                    key=lambda key: first[_VARIANTS[key][0].module])
+        module = getattr(item, "module", None)
+        if id(module) not in seen:
+            seen.add(id(module))
+            for variant in _variants_read(module):
+                first.setdefault(variant, position)
+    wanted = sorted((key for key, (v, _) in _VARIANTS.items() if v in first),
+                    key=lambda key: first[_VARIANTS[key][0]])
     variants = []
     for key in wanted:
         variant, args = _VARIANTS[key]
@@ -363,15 +378,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # makes what they read, so that it is ready when they start: the modules that read no shared render, then
     # those that read the stacks, then those that read variants, and last the tests that wait for the
     # background CLI render. Stable otherwise.
-    variant_modules = {v.module for v, _ in _VARIANTS.values()}
-    reads: dict[Any, bool] = {}
+    reads: dict[Any, tuple[bool, bool]] = {}
 
     def key(item: pytest.Item) -> tuple[bool, ...]:
         module = getattr(item, "module", None)
         if module not in reads:
-            reads[module] = module is not None and _reads_shared_renders(module)
+            reads[module] = (bool(_variants_read(module)), module is not None and _reads_shared_renders(module))
         return (item.get_closest_marker("cluster") is not None, "cli_render" in getattr(item, "fixturenames", ()),
-                getattr(module, "__name__", None) in variant_modules, reads[module])
+                *reads[module])
 
     items.sort(key=key)
 

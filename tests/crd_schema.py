@@ -53,7 +53,7 @@ def known(api_version: str, kind: str) -> bool:
 
 def validate(obj: dict[str, Any], rules: bool = False) -> list[str]:
     """Every schema violation in `obj` as 'path: message'; empty when valid. With `rules`, the CRD's CEL
-    rules too (tests/unit/test_crd_rules.py judges every rendered object so; cel-python takes about a second
+    rules too (tests/unit/components/test_crd_rules.py judges every rendered object so; cel-python takes about a second
     on a quadratic rule over an EFA node class's 33 interfaces, so the structural checks elsewhere skip
     them). The same object is judged once per session."""
     errors, unevaluated = _validate(json.dumps(obj, sort_keys=True), rules)

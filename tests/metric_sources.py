@@ -1,5 +1,5 @@
 """Where every series the platform's rules and dashboards read comes from, for the tests that hold them to it
-(tests/unit/test_metric_sources.py against the sources' code, tests/live/test_report.py against the live
+(tests/unit/components/test_metric_sources.py against the sources' code, tests/live/test_report.py against the live
 expositions).
 
 Kueue's metric families at v0.19.2 are read from its source: sigs.k8s.io/kueue pkg/metrics/metrics.go

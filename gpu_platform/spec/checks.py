@@ -15,7 +15,7 @@ from .limits import (
 from .platform import Platform
 from .pools import KarpenterPool
 
-# AWS name limits the cluster name is checked against (tests/unit/test_aws_name_limits.py reads each from
+# AWS name limits the cluster name is checked against (tests/unit/components/test_aws_name_limits.py reads each from
 # botocore's service model, or says where the model has none):
 # EventBridge PutRule Name (events model, shape RuleName: max 64).
 EVENTBRIDGE_RULE_NAME_MAX = 64

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Shared helpers for scripts/tools/<tool>.sh (source it; it is not executable), and the one place the
 # shell spells the tool cache's location: scripts/toolchain, scripts/pulumi-env and scripts/local-cluster
-# source it for $TC_CACHE too (Python's twin is localcluster/toolcache.py; tests/unit/test_tool_cache.py
+# source it for $TC_CACHE too (Python's twin is localcluster/toolcache.py; tests/unit/scripts/test_tool_cache.py
 # holds them equal).
 #
 # Layout (the tool cache lives outside the repo):

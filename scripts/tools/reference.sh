@@ -24,7 +24,7 @@ set -euo pipefail
 
 # The releases the stacks deploy: the spec's defaults of addons.kueue.version, addons.karpenter.version and
 # addons.gpuOperator.version, as scripts/tools/kueue.sh and karpenter.sh pin them
-# (tests/unit/test_reference_data.py holds them equal).
+# (tests/unit/scripts/test_reference_data.py holds them equal).
 KUEUE_VERSION=v0.19.2
 KARPENTER_VERSION=v1.15.2
 GPU_OPERATOR_VERSION=v26.7.0

@@ -1,4 +1,4 @@
-"""Faults on the real engine and the live local cluster (issue 17): a killed, failed or concurrent `up` loses
+"""Faults on the real engine and the live local cluster: a killed, failed or concurrent `up` loses
 nothing, controllers restarting lose no workload, drift is found and undone, secrets stay secret.
 
 One cluster (30443/21790) for the module, two stacks on it in turn (tests/faults/configs.py): the throwaway

@@ -1,4 +1,4 @@
-"""Issue 22, items 1 and 2, as a tenant hits them on the live platform (the real API server, Kueue v0.19.2,
+"""Where work runs, as a tenant hits it on the live platform (the real API server, Kueue v0.19.2,
 kube-scheduler and KWOK nodes of tests/live/stack.yaml).
 
 Item 1: work without GPUs runs inside the team's CPU-only allowance on CPU nodes, or is refused at creation

@@ -1,5 +1,5 @@
 """The tenant network policies as the live API server holds them after `pulumi up`, and what a tenant may not
-change about them (issue 22, item 3: KubeRay's operator through the default deny).
+change about them (KubeRay's operator through the default deny included).
 
 KubeRay is not installed on the local cluster and KWOK runs no Ray, so what is asserted here is the part
 the platform owns: the deployed allow, exactly, in every team namespace, and the guard that keeps tenants

@@ -1,11 +1,11 @@
-"""A GPU node fails under a running job (issue 25), on the live cluster: the real node lifecycle and taint
+"""A GPU node fails under a running job, on the live cluster: the real node lifecycle and taint
 eviction controllers, the real Kueue (topology-aware failed-node replacement, waitForPodsReady), the Job
 controller with the template's podFailurePolicy, KWOK as the kubelets.
 
 `train` (4 nodes of 8 H100, topology-aware) holds the gangs; `mig` (1 node) the job that cannot recover.
 A node fails as localcluster/node_faults.py makes it: NotReady (KWOK stops playing its kubelet and its
 Ready condition goes False), or deleted. The jobs here tolerate a lost node for FAST_LOSS_SECONDS instead of
-the template's 60 (tests/unit/test_node_failure.py pins that): the same taint eviction, sooner.
+the template's 60 (tests/unit/gpu_platform/test_node_failure.py pins that): the same taint eviction, sooner.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A trace of two kinds replayed on an elastic pool (issues 23 and 24): the replay follows the nodes that ran.
+"""A trace of two kinds (a Job and JobSets) replayed on an elastic pool: the replay follows the nodes that ran.
 
 tests/simulate/elastic-kinds.csv on tests/simulate/stack.yaml: solo's 2-pod JobSet (2 x 8 H100, 10 min) on the
 topology-aware `fill` pool, whole from the start; left's Job (8 L40S, 5 min) at 0 and right's 1-pod JobSet

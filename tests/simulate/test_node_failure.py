@@ -1,4 +1,4 @@
-"""A node failure replayed on the live local cluster (issue 25, item 4): the what-if's failure injection drives
+"""A node failure replayed on the live local cluster: the what-if's failure injection drives
 the real controllers, and the report's GPU-hours lost are the answer known by construction.
 
 tests/simulate/node-failure.csv: solo's 2-node gang (2 x 8 H100, 10 minutes) fills tests/simulate/stack.yaml's

@@ -18,7 +18,7 @@ TOLERANCE_WALL seconds of wall time; a wait known by construction is asserted to
 speed, in trace time). Each hand-over of capacity costs about a second, so the 99% utilization case is
 one wave long enough (FILL) for the start-up second to stay under 1%.
 
-Fidelity (issue 30): the simulator's own time per job (admission to pods Running, pods' end to quota
+Fidelity: the simulator's own time per job (admission to pods Running, pods' end to quota
 released: seconds of wall time on 2 loaded cores) must not be multiplied by the speed into trace time. One
 trace of short waves (fidelity.csv: identical jobs filling a pool, 60 s jobs, mixed sizes and run times) is
 replayed at two speeds (FIDELITY_SPEEDS) on the same cluster, and each run must give every team the
@@ -67,7 +67,7 @@ def trace() -> list[TraceJob]:
     return jobs
 
 
-# ---- fidelity (issue 30) ---------------------------------------------------------------------------------
+# ---- fidelity: the simulator's own time per job taken out -----------------------------------------------
 # 3x and 6x: at 12x a 120 s job is 10 s of wall time, about what the simulator's own chain takes on 2 cores
 # shared with two other cluster lanes (6-10 s), and a CI run at 49de1b8 finished 2 of solo's 4 jobs within the
 # horizon. The report names that limit itself (jobs shorter than two chains are untrusted).
@@ -190,7 +190,7 @@ def lateness_bounds_s(r: dict, wave: int) -> tuple[float, float]:
     - each hand-over adds one measured reaction: Kueue's longest (capacity freed -> next admitted) plus how
       late the quota came back (the correction's residual, at most its longest);
     - a wave starts early only by as much as quota came back early (the residual, again).
-    Before issue 30 every hand-over was also late by the simulator's whole chain times the speed."""
+    Without the correction every hand-over would also be late by the simulator's whole chain times the speed."""
     sim = r["simulator"]
     o = sim["overhead"]
     late = sim["kueue_admission_max_s"] + wave * (sim["kueue_reaction_max_s"] + o["residual_max_s"])
