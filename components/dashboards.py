@@ -15,7 +15,7 @@ the JSON deployed today: schemaVersion 41 instead of 39, a defaulted tooltip, re
 transparent, fiscalYearStartMonth and graphTooltip on every panel and dashboard, the auto_* and
 allowCustomValue fields on every variable, and a query variable's `query` as a string where ours carries
 {query, refId} with its definition, refresh, sort and current value. Switching would change every
-dashboard ConfigMap (issue 19 keeps behaviour unchanged), for a 5 MB dependency pinned per Grafana minor,
+dashboard ConfigMap (a refactor keeps the deployed output unchanged), for a 5 MB dependency pinned per Grafana minor,
 while these dashboards use three shapes (timeseries panels, Prometheus targets, label_values variables)
 that the dataclasses below model in a screenful. Worth revisiting when a dashboard needs panel kinds
 beyond timeseries (stat, heatmap, tables): then adopt it deliberately, with the output change reviewed.

@@ -1,4 +1,4 @@
-"""The workload controllers the platform runs for its tenants (issue 24): JobSet, Kubeflow Trainer, LeaderWorkerSet
+"""The workload controllers the platform runs for its tenants: JobSet, Kubeflow Trainer, LeaderWorkerSet
 and KubeRay. What each one is (chart, image, namespace, webhooks, the Kueue frameworks it serves) is spelled here
 once; the plan picks the installed ones (`addons.<key>.install`) and this module writes their chart values.
 

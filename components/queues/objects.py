@@ -42,7 +42,7 @@ def resource_flavor(pool: PoolPlan) -> dict[str, Any]:
     """Jobs admitted on this flavor get the pool's node labels as nodeSelector and its taints tolerated
     (podset.go adds a flavor's nodeLabels and tolerations to the pods it admits).
 
-    A pod set without GPUs must never be given it (issue 22): Kueue would pin it to GPU nodes it may not run
+    A pod set without GPUs must never be given it: Kueue would pin it to GPU nodes it may not run
     on. On other pools the flavor declares the pool's taints as `nodeTaints` and does not tolerate the GPU
     taint, and Kueue assigns a flavor only to a pod set that tolerates every NoSchedule node taint the
     flavor's own tolerations leave open (kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go
