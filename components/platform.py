@@ -34,14 +34,9 @@ KUBE_CLIENT_QPS = 500.0
 KUBE_CLIENT_BURST = 1000
 
 # Every object the platform applies takes its fields back from any other server-side-apply manager
-# (pulumi-kubernetes provider/pkg/await/await.go patchForce: the annotation makes the apply forced). Why:
-# the provider names its field manager per create from a fresh random seed (provider.go fieldManagerName;
-# pulumi/pulumi pkg/resource/deploy/step_generator.go), and a create is an upsert (await.go Creation). An
-# object created by an `up` that was killed before the state recorded it (PULUMI_SKIP_CHECKPOINTS, or a
-# pending create dropped by the recovery) is adopted by the next `up` under a second manager name, both
-# owning its fields; the first later change of such a field then failed with "Server-Side Apply field
-# conflict ... conflict with pulumi-kubernetes-<dead run>" and left the platform half-applied
-# (tests/faults). The platform owns these objects: forcing is what `up` restoring drift means anyway.
+# (pulumi-kubernetes provider/pkg/await/await.go patchForce: the annotation makes the apply forced), so an
+# object a killed `up` created is adopted by the next one without a field conflict (see docs/architecture.md,
+# "Every apply is forced").
 PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce"
 
 

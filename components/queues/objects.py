@@ -48,11 +48,9 @@ def resource_flavor(pool: PoolPlan) -> dict[str, Any]:
     flavor's own tolerations leave open (kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go
     checkFlavorForPodSets): GPU templates carry the GPU toleration (conventions.GPU_TOLERATION), templates
     without GPUs may not (admission). A topology-aware flavor is given only to pod sets that ask for a
-    topology, which templates without GPUs may not either (PoolPlan.flavor_node_taints). Separate resource
-    groups cannot do it: cpu and memory may sit in only one group of a ClusterQueue (ClusterQueueSpec:
-    "each resource and each flavor can only form part of one resource group"), so GPU jobs' CPU would be
-    charged to the CPU-only flavor, and a topology request refuses a non-TAS flavor whose group covers a
-    resource it asks for (tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS)."""
+    topology, which templates without GPUs may not either (PoolPlan.flavor_node_taints). Why taints and not a
+    resource group of its own for the CPU-only flavor: docs/architecture.md, "Work without GPUs can only be
+    given the CPU-only flavor"."""
     spec: dict[str, Any] = {"nodeLabels": dict(pool.labels), "tolerations": pool.flavor_tolerations}
     if pool.flavor_node_taints:
         spec["nodeTaints"] = pool.flavor_node_taints
