@@ -8,17 +8,9 @@ dcgm-exporter for. Grafana's dashboard sidecar loads every ConfigMap labelled
 No pulumi import here: dashboards are plain data, and the tests check every query against the rules
 and the DCGM metrics list.
 
-Why not grafana-foundation-sdk (PyPI, Grafana's generated builders for the dashboard model): tried at
-`1769699379!11.6.0` (its builds for Grafana 11.6 carry a timestamp epoch), it fits: its timeseries,
-prometheus and variable builders express every panel here. It is not used because the JSON it emits is not
-the JSON deployed today: schemaVersion 41 instead of 39, a defaulted tooltip, repeatDirection,
-transparent, fiscalYearStartMonth and graphTooltip on every panel and dashboard, the auto_* and
-allowCustomValue fields on every variable, and a query variable's `query` as a string where ours carries
-{query, refId} with its definition, refresh, sort and current value. Switching would change every
-dashboard ConfigMap (issue 19 keeps behaviour unchanged), for a 5 MB dependency pinned per Grafana minor,
-while these dashboards use three shapes (timeseries panels, Prometheus targets, label_values variables)
-that the dataclasses below model in a screenful. Worth revisiting when a dashboard needs panel kinds
-beyond timeseries (stat, heatmap, tables): then adopt it deliberately, with the output change reviewed.
+The three shapes the dashboards use (timeseries panels, Prometheus targets, label_values variables) are the
+dataclasses below rather than grafana-foundation-sdk's builders, whose JSON differs from what is deployed (see
+docs/architecture.md, "Dashboards are dataclasses of our own").
 """
 
 from __future__ import annotations

@@ -127,12 +127,9 @@ def dcgm_exporter_env(plan: Plan) -> list[dict[str, str]]:
     resource names (NVIDIA_RESOURCE_NAMES, dcgm-exporter >= 3.3.7); time-sliced GPUs shared by several pods
     are attributed to each of them with KUBERNETES_VIRTUAL_GPUS (dcgm-exporter pkg/cmd/app.go flags).
 
-    The setting is one env var of one DaemonSet, so it holds for every pool, and in that mode the exporter
-    copies no pod label: NVIDIA/dcgm-exporter internal/pkg/transformation/kubernetes.go, PodMapper.Process,
-    sets only pod/namespace/container (and vgpu) on each pod's copy of a GPU series, while the
-    non-virtual path also copies PodInfo.Labels. Without it a shared GPU is attributed to one of its
-    pods only (toDeviceToPod keeps one pod per device). So the mode stays, and team and queue attribution
-    comes from the recording rules (alerts.POD_ATTRIBUTION, joined from kube-state-metrics)."""
+    The setting holds for every pool and costs the pod labels on every GPU series, so team and queue
+    attribution comes from the recording rules (alerts.POD_ATTRIBUTION; see docs/architecture.md,
+    "Attribution does not depend on the exporter's mode")."""
     extra = sorted({p.resource_name for p in plan.pools
                     if p.resource_name != cv.GPU_RESOURCE and not p.resource_name.startswith(cv.MIG_RESOURCE_PREFIX)})
     env: list[dict[str, str]] = []

@@ -18,8 +18,9 @@ class KubeObject(pulumi.CustomResource):
     """A Kubernetes object with arbitrary top-level fields, registered as `kubernetes:<apiVersion>:<kind>`.
 
     `apiextensions.CustomResource` only carries `spec`; a WorkloadPriorityClass has `value` and `description`
-    at the top level (like a PriorityClass), and Karpenter's and Kueue's kinds have no provider classes. The
-    provider takes the inputs as the object.
+    at the top level (like a PriorityClass), and Karpenter's, Kueue's and the Prometheus operator's kinds have
+    no provider classes. The provider takes the inputs as the object; the type token is the one
+    `apiextensions.CustomResource` registers too, so an object moved onto this class keeps its URN.
     """
 
     def __init__(self, resource_name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions | None = None):

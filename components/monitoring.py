@@ -27,6 +27,7 @@ from gpu_platform.plan import Plan
 
 from . import alerts, dashboards
 from .gpu_operator import DCGM_METRICS_KEY
+from .kube_object import KubeObject
 from .platform_namespace import component_labels as labels, platform_namespace
 
 PROMETHEUS_RULE_NAME = f"{cv.MANAGED_BY_VALUE}-gpu"
@@ -177,26 +178,27 @@ class Monitoring(pulumi.ComponentResource):
         self.rules = None
         self.kueue_monitor = None
         if addons.monitoring.install:
-            self.rules = k8s.apiextensions.CustomResource(
+            self.rules = KubeObject(
                 f"monitoring-{PROMETHEUS_RULE_NAME}",
-                api_version="monitoring.coreos.com/v1",
-                kind="PrometheusRule",
-                metadata=k8s.meta.v1.ObjectMetaArgs(
-                    name=PROMETHEUS_RULE_NAME, namespace=ns_name, labels={**labels("alerts"), **release_label},
-                ),
-                spec={"groups": self.rule_groups},
+                {
+                    "apiVersion": "monitoring.coreos.com/v1",
+                    "kind": "PrometheusRule",
+                    "metadata": {"name": PROMETHEUS_RULE_NAME, "namespace": ns_name,
+                                 "labels": {**labels("alerts"), **release_label}},
+                    "spec": {"groups": self.rule_groups},
+                },
                 opts=in_ns,
             )
             if addons.kueue.install:
-                self.kueue_monitor = k8s.apiextensions.CustomResource(
+                self.kueue_monitor = KubeObject(
                     f"monitoring-{KUEUE_SERVICE_MONITOR_NAME}",
-                    api_version="monitoring.coreos.com/v1",
-                    kind="ServiceMonitor",
-                    metadata=k8s.meta.v1.ObjectMetaArgs(
-                        name=KUEUE_SERVICE_MONITOR_NAME, namespace=ns_name,
-                        labels={**labels("kueue-metrics"), **release_label},
-                    ),
-                    spec=kueue_service_monitor_spec(),
+                    {
+                        "apiVersion": "monitoring.coreos.com/v1",
+                        "kind": "ServiceMonitor",
+                        "metadata": {"name": KUEUE_SERVICE_MONITOR_NAME, "namespace": ns_name,
+                                     "labels": {**labels("kueue-metrics"), **release_label}},
+                        "spec": kueue_service_monitor_spec(),
+                    },
                     opts=in_ns,
                 )
         self.register_outputs({})

@@ -18,7 +18,7 @@ from .efa import EfaDevicePlugin
 from .gpu_operator import GpuOperator
 from .karpenter import Karpenter
 from .monitoring import Monitoring
-from .node_pools import NodePools
+from .node_pools import EksCluster
 from .queues import Queues
 from .storage import Storage
 from .tenancy import Tenancy
@@ -34,14 +34,9 @@ KUBE_CLIENT_QPS = 500.0
 KUBE_CLIENT_BURST = 1000
 
 # Every object the platform applies takes its fields back from any other server-side-apply manager
-# (pulumi-kubernetes provider/pkg/await/await.go patchForce: the annotation makes the apply forced). Why:
-# the provider names its field manager per create from a fresh random seed (provider.go fieldManagerName;
-# pulumi/pulumi pkg/resource/deploy/step_generator.go), and a create is an upsert (await.go Creation). An
-# object created by an `up` that was killed before the state recorded it (PULUMI_SKIP_CHECKPOINTS, or a
-# pending create dropped by the recovery) is adopted by the next `up` under a second manager name, both
-# owning its fields; the first later change of such a field then failed with "Server-Side Apply field
-# conflict ... conflict with pulumi-kubernetes-<dead run>" and left the platform half-applied
-# (tests/faults). The platform owns these objects: forcing is what `up` restoring drift means anyway.
+# (pulumi-kubernetes provider/pkg/await/await.go patchForce: the annotation makes the apply forced), so an
+# object a killed `up` created is adopted by the next one without a field conflict (see docs/architecture.md,
+# "Every apply is forced").
 PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce"
 
 
@@ -77,10 +72,10 @@ class GpuPlatform(pulumi.ComponentResource):
         self.plan = plan
         child = pulumi.ResourceOptions(parent=self)
 
-        self.node_pools = NodePools("node-pools", plan, opts=child) if plan.cluster.provider == "eks" else None
+        self.eks_cluster = EksCluster("node-pools", plan, opts=child) if plan.cluster.provider == "eks" else None
         kubeconfig = kube.kubeconfig
-        if kubeconfig is None and self.node_pools is not None:
-            kubeconfig = self.node_pools.kubeconfig
+        if kubeconfig is None and self.eks_cluster is not None:
+            kubeconfig = self.eks_cluster.kubeconfig
         self.k8s = k8s.Provider(
             "k8s",
             kubeconfig=kubeconfig,
@@ -93,7 +88,7 @@ class GpuPlatform(pulumi.ComponentResource):
         kopts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s}, transformations=[force_apply])
         self.operator = GpuOperator("gpu-operator", plan, opts=kopts)
         # The ProvisioningRequest CRD comes before Kueue's controller, which looks for it only when it starts.
-        ca = plan.cluster_autoscaler if self.node_pools is not None else None
+        ca = plan.cluster_autoscaler if self.eks_cluster is not None else None
         self.provisioning_crd = (provisioning_request_crd(ca, pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s}))
                                  if ca is not None and ca.provisioning_requests else None)
         self.queues = Queues("queues", plan, opts=kopts,
@@ -106,25 +101,25 @@ class GpuPlatform(pulumi.ComponentResource):
         # framework's controller once its CRD appears (v0.19.2 pkg/controller/jobframework/setup.go WaitForAPI).
         self.workload_controllers = WorkloadControllers("workload-controllers", plan, opts=kopts)
         self.karpenter: Karpenter | None = None
-        if plan.karpenter is not None and self.node_pools is not None:
-            self.karpenter = Karpenter("karpenter", plan, plan.karpenter, self.node_pools.access,
-                                       self.node_pools.cluster_ready, opts=kopts)
+        if plan.karpenter is not None and self.eks_cluster is not None:
+            self.karpenter = Karpenter("karpenter", plan, plan.karpenter, self.eks_cluster.access,
+                                       self.eks_cluster.cluster_ready, opts=kopts)
         # The data path (docs/data-path.md): team buckets and roles, file systems, the storage add-ons.
         self.storage: Storage | None = None
         d = plan.data
-        if d is not None and self.node_pools is not None and (d.enabled or d.addons):
-            self.storage = Storage("storage", plan, d, self.node_pools.access, self.node_pools.cluster_ready,
+        if d is not None and self.eks_cluster is not None and (d.enabled or d.addons):
+            self.storage = Storage("storage", plan, d, self.eks_cluster.access, self.eks_cluster.cluster_ready,
                                    self.tenancy.namespaces, opts=kopts)
         # The Cluster Autoscaler last: its credentials come through the Pod Identity agent, which Karpenter's
         # controller or the data path may be the one to manage (the plan decides which).
         self.autoscaler: ClusterAutoscaler | None = None
-        if ca is not None and self.node_pools is not None:
+        if ca is not None and self.eks_cluster is not None:
             agents = [a for a in (self.karpenter.pod_identity_agent if self.karpenter else None,
                                   self.storage.agent if self.storage else None) if a is not None]
             groups = {cv.node_group_name(plan.cluster.name, n): p.autoscaling_group_name
-                      for n, p in self.node_pools.pools.items()}
+                      for n, p in self.eks_cluster.pools.items()}
             self.autoscaler = ClusterAutoscaler(
-                "cluster-autoscaler", plan, ca, self.node_pools.access, self.node_pools.cluster_ready, groups,
+                "cluster-autoscaler", plan, ca, self.eks_cluster.access, self.eks_cluster.cluster_ready, groups,
                 after=[*agents, *([self.provisioning_crd] if self.provisioning_crd else [])], opts=kopts)
         self.register_outputs({})
 
@@ -135,8 +130,8 @@ class GpuPlatform(pulumi.ComponentResource):
             "pools": {p.name: {"capacityUnits": p.capacity_units, "resource": p.resource_name} for p in self.plan.pools},
             "teams": {t.name: {"namespaces": list(t.namespaces), "clusterQueue": t.cluster_queue} for t in self.plan.teams},
         }
-        for part in (self.node_pools, self.operator, self.queues, self.tenancy, self.monitoring, self.admission, self.efa,
-                     self.karpenter, self.storage, self.workload_controllers, self.autoscaler):
+        for part in (self.eks_cluster, self.operator, self.queues, self.tenancy, self.monitoring, self.admission,
+                     self.efa, self.karpenter, self.storage, self.workload_controllers, self.autoscaler):
             if part is not None:
                 out.update(part.exports())
         return out

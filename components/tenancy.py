@@ -23,7 +23,7 @@ import pulumi_kubernetes as k8s
 from gpu_platform import conventions as cv
 from gpu_platform.plan import CONTAINER_DEFAULT_LIMIT, CONTAINER_DEFAULT_REQUEST, Plan, TeamPlan
 
-from .kube_object import object_labels
+from .kube_object import KubeObject, object_labels
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 KUEUE_GROUP = cv.KUEUE_API_VERSION.split("/")[0]
@@ -196,7 +196,7 @@ class Tenancy(pulumi.ComponentResource):
     """Team namespaces with their queue, RBAC, quota, limits and network policy; the platform's roles."""
 
     namespaces: dict[str, k8s.core.v1.Namespace]
-    local_queues: dict[str, k8s.apiextensions.CustomResource]
+    local_queues: dict[str, KubeObject]
 
     def __init__(self, name: str, plan: Plan, queues: Any, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:tenancy:Tenancy", name, None, opts)
@@ -319,12 +319,14 @@ class Tenancy(pulumi.ComponentResource):
         queue_deps: list[pulumi.Resource] = [namespace, *queues_ready]
         if cluster_queue is not None:
             queue_deps.append(cluster_queue)
-        self.local_queues[ns] = k8s.apiextensions.CustomResource(
+        self.local_queues[ns] = KubeObject(
             f"tenant-{ns}-local-queue",
-            api_version=cv.KUEUE_API_VERSION,
-            kind="LocalQueue",
-            metadata=meta(cv.LOCAL_QUEUE_NAME),
-            spec={"clusterQueue": team.cluster_queue},
+            {
+                "apiVersion": cv.KUEUE_API_VERSION,
+                "kind": "LocalQueue",
+                "metadata": meta(cv.LOCAL_QUEUE_NAME),
+                "spec": {"clusterQueue": team.cluster_queue},
+            },
             opts=pulumi.ResourceOptions(parent=self, depends_on=queue_deps),
         )
 

@@ -1,4 +1,4 @@
-"""WorkloadControllers: the JobSet, Kubeflow Trainer, LeaderWorkerSet and KubeRay releases (issue 24).
+"""WorkloadControllers: the JobSet, Kubeflow Trainer, LeaderWorkerSet and KubeRay releases.
 
 Each installed controller the plan marks `deploy` (eks stacks) gets a platform namespace (restricted Pod Security,
 platform admins only) and its upstream Helm chart with the values gpu_platform/workload_controllers.py writes.

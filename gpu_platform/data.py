@@ -2,12 +2,9 @@
 system the components make, decided once from the spec (`data`), so the render, `plan`, the IAM linter and
 the policy evaluator in the tests all read the same documents.
 
-Why one bucket per team rather than one bucket with a prefix per team (docs/architecture.md, Decisions):
-S3 splits a bill by bucket tags only (cost allocation tags are bucket-level), so a team's storage cost is
-attributable only if the team has its own bucket; isolation is a resource ARN (`arn:aws:s3:::<bucket>/*`)
-instead of `s3:prefix` conditions on ListBucket, the classic leak when one is forgotten; and versioning,
-encryption keys and lifecycle are per bucket, so a team can be given different ones. The cost: a bucket per
-team against the account's bucket quota (10,000 by default, S3 user guide "Bucket quotas").
+Each team has a bucket of its own, so its storage cost is attributable and its isolation is a resource ARN
+(`arn:aws:s3:::<bucket>/*`) rather than prefix conditions (see docs/architecture.md, "The data path: a bucket
+per team, reached only through the team's Pod Identity role").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The workload controllers the platform runs for its tenants (issue 24): JobSet, Kubeflow Trainer, LeaderWorkerSet
+"""The workload controllers the platform runs for its tenants: JobSet, Kubeflow Trainer, LeaderWorkerSet
 and KubeRay. What each one is (chart, image, namespace, webhooks, the Kueue frameworks it serves) is spelled here
 once; the plan picks the installed ones (`addons.<key>.install`) and this module writes their chart values.
 
@@ -13,16 +13,9 @@ pkg/controller/jobframework/setup.go).
 Versions (the spec's defaults, one-line why each):
 - JobSet 0.10.1, LeaderWorkerSet 0.7.0, KubeRay 1.5.0: the releases this phase pins (built from the Go module
   proxy for the live cluster as well).
-- Kubeflow Trainer 2.2.1, not 2.0.0: Kueue v0.19.2's TrainJob integration writes `spec.runtimePatches`
-  (pkg/controller/jobs/trainjob/trainjob_webhook.go Default; trainjob_controller.go RunWithPodSetsInfo returns
-  "kueue runtime patch not found" without it), a field Trainer added in 2.2 (pkg/apis/trainer/v1alpha1/
-  trainjob_types.go: v2.0.0 has podSpecOverrides, v2.1.0 podTemplateOverrides, v2.2.0 runtimePatches). The
-  v2.0.0 CRD has no such field and no x-kubernetes-preserve-unknown-fields, so the API server prunes Kueue's
-  patch and an admitted TrainJob never starts. Kueue v0.19.2 is built and e2e-tested against Trainer v2.2.1
-  (go.mod; hack/make/deps.mk KUBEFLOW_TRAINER_VERSION), and 2.2.1 is the first line whose chart is published
-  (oci://ghcr.io/kubeflow/charts, .github/workflows/publish-helm-charts.yaml from v2.1.0) and ships the torch
-  runtime (charts/kubeflow-trainer/templates/runtimes/torch-distributed.yaml). The spec refuses an older
-  Trainer while Kueue's trainjob integration is on (TRAINER_MIN_FOR_KUEUE).
+- Kubeflow Trainer 2.2.1: Kueue v0.19.2 admits a TrainJob through `spec.runtimePatches`, which Trainer has
+  from 2.2 on (see docs/architecture.md, "Workload controllers are add-ons, and Kueue's integrations follow
+  them"); the spec refuses an older Trainer while Kueue's trainjob integration is on (TRAINER_MIN_FOR_KUEUE).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The paved road beyond a batch Job (issue 24): a team's JobSet, TrainJob, RayJob or LeaderWorkerSet, ready to
+"""The paved road beyond a batch Job: a team's JobSet, TrainJob, RayJob or LeaderWorkerSet, ready to
 submit (`python -m platform_cli job --kind ...`). Each is the Job template's pod (jobs.gpu_pod: queue, priority,
 units with CPU and memory in proportion, EFA, the pool selector and GPU toleration, TAS on topology-aware pools,
 /dev/shm, restricted Pod Security, the data path) placed where the kind's API keeps a pod template, plus what

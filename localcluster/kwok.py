@@ -8,11 +8,9 @@ pkg/apis/v1alpha1/stage_types.go of sigs.k8s.io/kwok v0.8.0).
 - a node annotated SIM_NODE_FAILED_ANNOTATION reports NotReady at once (Ready False, reason
   KubeletNotReady) and keeps reporting it, as a kubelet whose runtime, network or GPU driver broke; the node
   lifecycle controller then taints it and evicts its pods as it would a real one. Without the annotation it
-  is Ready again at once (a repaired node). The failure must be a Stage of its own, not a test writing the
-  status: KWOK keeps a node's delayed stage (the next heartbeat, rendered from the object as it was) until
-  another stage matches the node, and a heartbeat firing after the failure set the node Ready again
-  (pkg/kwok/controllers/stage_controller.go preprocess: a resource that matches no stage leaves its queued
-  job in place; seen on the live cluster);
+  is Ready again at once (a repaired node). The failure is a Stage of its own because a status written from
+  outside is overwritten by the next heartbeat (see docs/architecture.md, "A failed node stops its whole
+  job, and only the job's own code fails it");
 - a pod bound to a simulated node starts at once: Running, Ready, containers running (unless it carries
   SIM_NEVER_READY_ANNOTATION: then it stays Pending, like a pod whose image never pulls);
 - a Running pod with SIM_DURATION_ANNOTATION succeeds that long after it started, so Jobs complete and

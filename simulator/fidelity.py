@@ -4,7 +4,7 @@ Between Kueue admitting a job and giving its quota back, the replay's cluster ru
 runs too (the Job controller creates the pods, the scheduler binds them, the kubelet, here KWOK, starts and
 finishes them, the Job controller sees the end, Kueue sees the Job finish). It takes seconds of wall time
 on a loaded 2-core machine, and every wall second of a compressed replay is `speed` seconds of trace time:
-unchecked, a 30-minute job held its GPUs 31 minutes at 30x (issue 30), and a 60-second job at 12x more
+unchecked, a 30-minute job held its GPUs 31 minutes at 30x before the correction, and a 60-second job at 12x more
 than twice its run. Two corrections, because each fixes what the other cannot (docs/what-if.md, "The error
 budget of a replay"):
 

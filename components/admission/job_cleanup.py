@@ -30,13 +30,11 @@ TTL_KINDS: tuple[tuple[str, str, str, str, str], ...] = (
 def job_cleanup_policy_spec(plan: Plan) -> dict[str, Any]:
     """Finished and failed tenant Jobs, JobSets and RayJobs do not linger: each (and a CronJob's jobTemplate) sets
     ttlSecondsAfterFinished, at most jobs.maxTtlSecondsAfterFinished, so its controller deletes it and its pods
-    (TTL_KINDS). Enforced rather than defaulted: defaulting needs a mutating webhook or
-    MutatingAdmissionPolicy, which is alpha and off by default in Kubernetes 1.33 (k8s.io/apiserver
-    v0.33.13 pkg/features/kube_features.go: MutatingAdmissionPolicy Alpha, Default false), so EKS 1.33 does
-    not serve it. On update only an object that already had a TTL is held to it (removing or raising it is
-    refused), so objects created before the policy can still be unsuspended by Kueue. Objects a workload
-    controller makes (a JobSet's Jobs, a TrainJob's JobSet, a RayJob's submitter Job) are exempt: their owner's
-    lifetime decides. JobSets and RayJobs are matched only while their framework is on."""
+    (TTL_KINDS). Enforced, not defaulted: EKS 1.33 serves no MutatingAdmissionPolicy (see docs/architecture.md, "The
+    security checklist from the spec"). On update only an object that already had a TTL is held to it (removing or
+    raising it is refused), so objects created before the policy can still be unsuspended by Kueue. Objects a
+    workload controller makes (a JobSet's Jobs, a TrainJob's JobSet, a RayJob's submitter Job) are exempt: their
+    owner's lifetime decides. JobSets and RayJobs are matched only while their framework is on."""
     holder = "(request.kind.kind == 'CronJob' ? object.spec.jobTemplate.spec : object.spec)"
     old = ("(request.kind.kind == 'CronJob' ? oldObject.spec.jobTemplate.spec : oldObject.spec)")
     limit = plan.job_max_ttl_seconds

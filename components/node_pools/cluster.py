@@ -176,14 +176,10 @@ def efa_security_group(plan: Plan, access: ClusterAccess, parent: pulumi.Resourc
     """A security group for the EFA interfaces, with all traffic allowed in from and out to itself.
 
     EFA needs both directions to and from its own group (EC2 user guide, efa-start.html, "Prepare an
-    EFA-enabled security group": all inbound and all outbound traffic to and from the security group itself).
-    The interfaces carry the cluster security group, which admits itself inbound; its outbound rule is an
-    allow-all CIDR, and EFA's traffic is not IP, so a CIDR rule does not carry it (awslabs/
-    awsome-distributed-ai#546; gardener/gardener-extension-provider-aws#1832: NCCL "Unresponsive receiver"
-    until the self egress rule exists). Only newer clusters' groups have that rule, and adding it to the
-    cluster's group would collide with theirs (a duplicate rule is an error), so the EFA interfaces get a group
-    of their own beside the cluster's. Its rules are separate resources (VPC security group rule API), so
-    neither replaces the other."""
+    EFA-enabled security group"); the cluster's group lacks the self egress rule on older clusters and would
+    collide on newer ones, so the EFA interfaces get a group of their own (see docs/architecture.md, "EFA
+    interfaces get a security group of their own"). Its rules are separate resources (VPC security group rule
+    API), so neither replaces the other."""
     c = plan.cluster
     child = pulumi.ResourceOptions(parent=parent)
     group = aws.ec2.SecurityGroup(

@@ -1,4 +1,4 @@
-"""NodePools: the component that puts the EKS side together, in the order AWS needs it.
+"""EksCluster: the component that puts the EKS cluster together, in the order AWS needs it.
 
 Control plane (created or looked up), node role, vpc-cni add-on, system node group, the EFA security group
 when a pool uses EFA, one GpuNodePool per managed-node-group pool, and the cluster's identity (access
@@ -22,14 +22,21 @@ from .node_health import node_monitoring_agent_addon
 from .system_pool import system_node_group
 
 
-class NodePools(pulumi.ComponentResource):
+class EksCluster(pulumi.ComponentResource):
     """The EKS side of the platform: the control plane (looked up, or created when `cluster.create`), the
-    node IAM role (unless `cluster.nodeRoleArn`), and one GpuNodePool per pool."""
+    node IAM role (unless `cluster.nodeRoleArn`), its add-ons, the system node group and one GpuNodePool per
+    pool."""
+
+    # The type token (and the resource name `node-pools` GpuPlatform gives it) is the one this component was
+    # first registered under, when it was called NodePools: a component's URN is its type and name, and its
+    # children's URNs include its type, so a new token would replace every node group of an existing stack
+    # unless the old one were given as an alias (pulumi.com/docs/iac/concepts/resources/options/aliases/).
+    TYPE = "gpu-platform:node_pools:NodePools"
 
     kubeconfig: pulumi.Output[str] | None
 
     def __init__(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpu-platform:node_pools:NodePools", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         self.plan = plan
         c = plan.cluster
         child = pulumi.ResourceOptions(parent=self)
@@ -67,7 +74,7 @@ class NodePools(pulumi.ComponentResource):
         if plan.efa_pools:
             self.efa_security_group, access = efa_security_group(plan, access, self)
 
-        # Karpenter pools get their nodes from NodePools (components/karpenter.py), which need this access.
+        # Karpenter pools get their nodes from Karpenter NodePools (components/karpenter.py), which need this access.
         self.access = access
         self.cluster_ready: list[pulumi.Resource] = [r for r in (self.cluster, self.vpc_cni) if r is not None]
         self.pools: dict[str, GpuNodePool] = {

@@ -42,17 +42,15 @@ def resource_flavor(pool: PoolPlan) -> dict[str, Any]:
     """Jobs admitted on this flavor get the pool's node labels as nodeSelector and its taints tolerated
     (podset.go adds a flavor's nodeLabels and tolerations to the pods it admits).
 
-    A pod set without GPUs must never be given it (issue 22): Kueue would pin it to GPU nodes it may not run
+    A pod set without GPUs must never be given it: Kueue would pin it to GPU nodes it may not run
     on. On other pools the flavor declares the pool's taints as `nodeTaints` and does not tolerate the GPU
     taint, and Kueue assigns a flavor only to a pod set that tolerates every NoSchedule node taint the
     flavor's own tolerations leave open (kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go
     checkFlavorForPodSets): GPU templates carry the GPU toleration (conventions.GPU_TOLERATION), templates
     without GPUs may not (admission). A topology-aware flavor is given only to pod sets that ask for a
-    topology, which templates without GPUs may not either (PoolPlan.flavor_node_taints). Separate resource
-    groups cannot do it: cpu and memory may sit in only one group of a ClusterQueue (ClusterQueueSpec:
-    "each resource and each flavor can only form part of one resource group"), so GPU jobs' CPU would be
-    charged to the CPU-only flavor, and a topology request refuses a non-TAS flavor whose group covers a
-    resource it asks for (tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS)."""
+    topology, which templates without GPUs may not either (PoolPlan.flavor_node_taints). Why taints and not a
+    resource group of its own for the CPU-only flavor: docs/architecture.md, "Work without GPUs can only be
+    given the CPU-only flavor"."""
     spec: dict[str, Any] = {"nodeLabels": dict(pool.labels), "tolerations": pool.flavor_tolerations}
     if pool.flavor_node_taints:
         spec["nodeTaints"] = pool.flavor_node_taints

@@ -14,9 +14,9 @@ from ..pool_derivations import (
     pool_topology_aware, pool_units_per_gpu,
 )
 from ..quota_reach import Reach, reaches_of_spec
-from ..spec import Platform, Pool, Team
+from ..spec import OidcProvider, Platform, Pool, Team
 from .addons import plan_addons
-from .cluster import ClusterPlan, SystemPoolPlan
+from .cluster import ClusterPlan, OidcProviderPlan, SystemPoolPlan
 from .model import Plan
 from .node_reserve import reserved_cpu_millis, reserved_memory_mib
 from .pools import PoolPlan, Taint
@@ -187,6 +187,16 @@ def _plan_system_pool(c) -> SystemPoolPlan | None:
     )
 
 
+def _plan_oidc(o: OidcProvider | None) -> OidcProviderPlan | None:
+    if o is None:
+        return None
+    return OidcProviderPlan(
+        name=o.name, issuer_url=o.issuerUrl, client_id=o.clientId, groups_claim=o.groupsClaim,
+        username_claim=o.usernameClaim, username_prefix=o.usernamePrefix, groups_prefix=o.groupsPrefix,
+        required_claims=dict(o.requiredClaims) or None,
+    )
+
+
 def _access_entries(spec: Platform) -> tuple[tuple[str, tuple[str, ...], str], ...]:
     if spec.cluster.provider != "eks":
         return ()
@@ -234,7 +244,7 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
             node_monitoring_agent_version=spec.addons.nodeMonitoringAgent.version,
             control_plane_logs=tuple(c.controlPlaneLogs) if c.provider == "eks" else (),
             access_entries=_access_entries(spec),
-            oidc=c.identity.oidc if c.identity is not None and c.provider == "eks" else None,
+            oidc=_plan_oidc(c.identity.oidc) if c.identity is not None and c.provider == "eks" else None,
         ),
         pools=pools,
         teams=teams,

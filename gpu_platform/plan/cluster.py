@@ -6,7 +6,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..spec import OidcProvider
+
+@dataclass(frozen=True, slots=True)
+class OidcProviderPlan:
+    """The OIDC identity provider EKS associates with the cluster (cluster.identity.oidc), as the
+    IdentityProviderConfig takes it: people arrive with the IdP's groups claim as their Kubernetes groups."""
+
+    name: str
+    issuer_url: str
+    client_id: str
+    groups_claim: str
+    username_claim: str | None = None
+    username_prefix: str | None = None
+    groups_prefix: str | None = None
+    required_claims: Mapping[str, str] | None = None
+
 
 @dataclass(frozen=True, slots=True)
 class SystemPoolPlan:
@@ -42,5 +56,5 @@ class ClusterPlan:
     control_plane_logs: tuple[str, ...] = ()
     # eks: every access entry the stack makes: (IAM role ARN, Kubernetes groups, owner: a team or "platform").
     access_entries: tuple[tuple[str, tuple[str, ...], str], ...] = ()
-    # eks: the OIDC identity provider (spec.OidcProvider), if any.
-    oidc: OidcProvider | None = None
+    # eks: the OIDC identity provider, if any.
+    oidc: OidcProviderPlan | None = None

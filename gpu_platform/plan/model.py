@@ -62,7 +62,7 @@ class Plan:
     # Kueue's integrations.frameworks as Kueue runs them (addons.kueue.integrations, with `pod` where Kueue
     # implies it: workload_controllers.effective_frameworks). Components read this, not the spec.
     kueue_integrations: tuple[str, ...] = ()
-    # The installed workload controllers (issue 24), deployed from their charts on eks stacks.
+    # The installed workload controllers, deployed from their charts on eks stacks.
     workload_controllers: tuple[wc.WorkloadControllerPlan, ...] = ()
 
     def workload_controller(self, key: str) -> wc.WorkloadControllerPlan | None:

@@ -283,7 +283,7 @@ def _check_platform(p: Platform, region: str | None) -> list[Problem]:
 
 
 def _check_security(p: Platform) -> list[Problem]:
-    """Identity (issue 18): a team's groups and the IAM roles mapped into them never reach the platform's
+    """Identity: a team's groups and the IAM roles mapped into them never reach the platform's
     admin groups or Kubernetes' system: groups, and every principal has one access entry (EKS allows one per
     principal: API reference, CreateAccessEntry.principalArn). Control-plane logging keeps its audit trail."""
     out: list[Problem] = []
@@ -439,8 +439,8 @@ def _check_karpenter_names(p: Platform) -> list[Problem]:
 
 
 def _check_workload_controllers(p: Platform) -> list[Problem]:
-    """Issue 24: Kueue's integrations follow the installed controllers, Trainer has its JobSet, and Trainer speaks
-    the TrainJob API Kueue 0.19 writes (gpu_platform/workload_controllers.py says why each)."""
+    """Workload controllers: Kueue's integrations follow the installed controllers, Trainer has its JobSet, and
+    Trainer speaks the TrainJob API Kueue 0.19 writes (gpu_platform/workload_controllers.py says why each)."""
     out: list[Problem] = []
     addons = p.addons
     installed = {key: getattr(addons, key).install for key in wc.KEYS}

@@ -13,7 +13,7 @@ pool read back from its node group or NodePool). This package re-exports them fo
 
 from __future__ import annotations
 
-from .values import EMPTY, as_int, is_true, known_or_none, mapping, quantity, sequence, text, whole_units
+from .values import EMPTY, as_int, is_true, known_or_none, mapping, parse_quantity, sequence, text, whole_units
 from .kinds import (
     AWS_GPU_TYPES, HELM_CHART_V4, HELM_RELEASE, HELM_TYPES, KUEUE_GROUP, KubeKind, LAUNCH_TEMPLATE, NODE_GROUP,
     PLACEMENT_GROUP, is_kind, kube_kind,

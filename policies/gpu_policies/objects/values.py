@@ -66,7 +66,7 @@ _SUFFIX = {
 }
 
 
-def quantity(value: Any) -> Decimal | None:
+def parse_quantity(value: Any) -> Decimal | None:
     """A Kubernetes quantity (int, float or string such as "96", "1k", "500m") as a Decimal; None if invalid."""
     if isinstance(value, bool):
         return None
@@ -88,7 +88,7 @@ def quantity(value: Any) -> Decimal | None:
 
 def whole_units(value: Any) -> int | None:
     """A quantity that is a whole number of units (GPUs, slices, replicas), else None."""
-    q = quantity(value)
+    q = parse_quantity(value)
     if q is None or q != q.to_integral_value():
         return None
     return int(q)

@@ -472,14 +472,14 @@ def test_exports_per_pool():
     """What `pulumi stack output nodePools` shows: node group, GPU capacity, labels and taints."""
     import pulumi
 
-    from components.node_pools import NodePools
+    from components.node_pools import EksCluster
     from harness.render import run_program
 
     plan = plan_of("prod")
     seen: dict[str, Any] = {}
 
     def program() -> None:
-        pulumi.Output.from_input(NodePools("node-pools", plan).exports()).apply(seen.update)
+        pulumi.Output.from_input(EksCluster("node-pools", plan).exports()).apply(seen.update)
 
     run_program(program, "prod", {})
     out = seen["nodePools"]
