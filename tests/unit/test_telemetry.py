@@ -230,3 +230,17 @@ def test_the_local_prometheus_url_is_the_port_the_cluster_started_it_on(tmp_path
     assert prometheus.local_url(tmp_path) is None          # started without Prometheus
     (tmp_path / "cluster.env").write_text("APISERVER_PORT=16443\nETCD_PORT=23790\nSTACK=local\nPROMETHEUS_PORT=16463\n")
     assert prometheus.local_url(tmp_path) == "http://127.0.0.1:16463"
+
+
+def test_kueue_workload_conditions_are_served_as_kube_state_metrics_custom_resource_state() -> None:
+    t = Telemetry(plan_of("local"))
+    workload = {"metadata": {"name": "jobset-train-1a2b3", "namespace": "vision",
+                             "ownerReferences": [{"kind": "JobSet", "name": "train"}]},
+                "status": {"conditions": [{"type": "Admitted", "status": "False", "reason": "NoReservation"},
+                                          {"type": "Finished", "status": "True", "reason": "Succeeded"}]}}
+    t.update([], [], [], [workload])
+    got = {(lb["type"], lb["reason"]): (lb["owner_kind"], lb["owner_name"], lb["workload"], lb["namespace"],
+                                        lb["customresource_kind"], lb["customresource_version"], v)
+           for lb, v in samples(t.ksm(), "kube_kueue_workload_status_condition")}
+    assert got == {("Admitted", "NoReservation"): ("JobSet", "train", "jobset-train-1a2b3", "vision", "Workload", "v1beta2", 0),
+                   ("Finished", "Succeeded"): ("JobSet", "train", "jobset-train-1a2b3", "vision", "Workload", "v1beta2", 1)}
