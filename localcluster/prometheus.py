@@ -122,13 +122,13 @@ def scrape_token(client: Client, timeout: float = TOKEN_WAIT_SECONDS) -> str:
 def config(*, kueue_metrics: str, telemetry: str, prometheus: str, karpenter_metrics: str | None,
            token_file: Path, rule_file: Path) -> dict[str, Any]:
     """prometheus.yml (Prometheus 3 configuration file format)."""
-    scrape, evaluation = intervals()
+    scrape_interval, evaluation_interval = intervals()
     scrape: list[dict[str, Any]] = [
         {"job_name": KUEUE_JOB, "scheme": "https", "tls_config": {"insecure_skip_verify": True},
          "authorization": {"credentials_file": str(token_file)},
          "static_configs": [{"targets": [kueue_metrics], "labels": {"namespace": cv.KUEUE_NAMESPACE}}]},
         {"job_name": alerts.DCGM_JOB, "honor_labels": True,
-         "http_sd_configs": [{"url": f"http://{telemetry}/targets", "refresh_interval": scrape}]},
+         "http_sd_configs": [{"url": f"http://{telemetry}/targets", "refresh_interval": scrape_interval}]},
         {"job_name": KSM_JOB, "honor_labels": True, "metrics_path": "/ksm/metrics",
          "static_configs": [{"targets": [telemetry]}]},
         {"job_name": "prometheus", "static_configs": [{"targets": [prometheus]}]},
@@ -136,7 +136,7 @@ def config(*, kueue_metrics: str, telemetry: str, prometheus: str, karpenter_met
     if karpenter_metrics:
         scrape.append({"job_name": KARPENTER_JOB, "static_configs": [{"targets": [karpenter_metrics]}]})
     return {
-        "global": {"scrape_interval": scrape, "evaluation_interval": evaluation},
+        "global": {"scrape_interval": scrape_interval, "evaluation_interval": evaluation_interval},
         "rule_files": [str(rule_file)],
         "scrape_configs": scrape,
     }
