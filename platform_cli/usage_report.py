@@ -188,10 +188,13 @@ def gather(prom: Prometheus, plan: Plan, win: Window) -> dict[str, Any]:
     return raw
 
 
-def compute(raw: dict[str, Any], plan: Plan, win: Window) -> dict[str, Any]:
-    """The report from the answers (pure: the unit tests feed it canned answers)."""
+def compute(raw: dict[str, Any], plan: Plan, win: Window, time_scale: float = 1.0) -> dict[str, Any]:
+    """The report from the answers (pure: the unit tests feed it canned answers). `time_scale`: how many
+    seconds each second of the window stands for, 1 on a real cluster; a compressed replay's speed when the
+    window is the replay's (tests/integration/test_report_agrees.py): its GPU-hours and their cost come out in
+    the trace's time, as the replay's own report gives them. Waits stay in the window's seconds."""
     grid = win.grid
-    step = win.step
+    step = win.step * time_scale   # the (trace) seconds each sample stands for
     pools = plan.pools_by_name
     team_of_cq = {t.cluster_queue: t.name for t in plan.teams}
     team_of_ns = {ns: t.name for t in plan.teams for ns in t.namespaces}
@@ -293,8 +296,9 @@ def compute(raw: dict[str, Any], plan: Plan, win: Window) -> dict[str, Any]:
     finished = sum(t["jobs_finished"] for t in teams.values())
     first_data = min((float(v[0][0]) for s in raw["allocated"] for v in [s["values"]] if v), default=None)
     return {
-        "window": {"start": _iso(win.first - step), "end": _iso(win.last), "hours": round(len(grid) * step / 3600, 4),
-                   "step_s": step, "data_from": None if first_data is None else _iso(first_data)},
+        "window": {"start": _iso(win.first - win.step), "end": _iso(win.last), "hours": round(len(grid) * step / 3600, 4),
+                   "step_s": win.step, "data_from": None if first_data is None else _iso(first_data),
+                   **({"time_scale": time_scale} if time_scale != 1.0 else {})},
         "teams": teams,
         "pools": pool_report,
         "cost": uw.cost_summary(usd, finished),
@@ -307,9 +311,10 @@ def _iso(t: float) -> str:
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def build(prom: Prometheus, plan: Plan, win: Window, pending: Callable[[], tuple[list[Any], str]] | None) -> dict[str, Any]:
+def build(prom: Prometheus, plan: Plan, win: Window, pending: Callable[[], tuple[list[Any], str]] | None,
+          time_scale: float = 1.0) -> dict[str, Any]:
     """Gather, compute, and add the pending workloads (or why they could not be read)."""
-    report = compute(gather(prom, plan, win), plan, win)
+    report = compute(gather(prom, plan, win), plan, win, time_scale)
     report["prometheus"] = prom.url
     report["pending"], report["pending_source"], report["unavailable"] = [], None, []
     if pending is not None:

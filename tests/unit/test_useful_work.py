@@ -94,3 +94,19 @@ def test_the_replays_run_endings_are_the_live_reports_outcomes() -> None:
     assert {k: uw.REPLAY_OUTCOME[k] for k in ("finished", "running", "failed", "evicted", "interrupted")} == {
         "finished": "finished", "running": "running", "failed": "failed", "evicted": "preempted",
         "interrupted": "preempted"}
+
+
+def test_the_documented_kube_state_metrics_configuration_is_the_one_the_report_reads() -> None:
+    import re
+
+    import yaml
+
+    from tests.conftest import ROOT
+
+    text = (ROOT / "docs" / "report.md").read_text()
+    block = re.search(r"```yaml\n(kind: CustomResourceStateMetrics\n.*?)```", text, re.S)
+    assert block, "docs/report.md shows no CustomResourceStateMetrics"
+    assert yaml.safe_load(block.group(1)) == uw.KSM_WORKLOAD_CONDITIONS
+    # what the configuration makes is what the report asks for: prefix + "_" + the metric's name
+    resource = uw.KSM_WORKLOAD_CONDITIONS["spec"]["resources"][0]
+    assert f"{resource['metricNamePrefix']}_{resource['metrics'][0]['name']}" == uw.WORKLOAD_CONDITION_METRIC
