@@ -214,8 +214,10 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             borrowed += over / pools[q.pool].units_per_gpu / 3600
         preempted = [iv for iv in my_ivs if iv.ended == "evicted" and (iv.job, iv.end) not in failure_evictions]
         lost = sum(gpu_h(iv) for iv in my_ivs if iv.ended in ("evicted", "failed", "interrupted"))
-        by_outcome = {o: sum(gpu_h(iv) for iv in my_ivs if uw.REPLAY_OUTCOME[iv.ended] == o) for o in uw.RUN_OUTCOMES}
-        busy = sum(_busy_gpu_hours(run, plan, iv, running_at.get(iv.job, ())) for iv in my_ivs)
+        holds = [(iv, _pods_held(run, iv, running_at.get(iv.job, ()))) for iv in my_ivs]
+        by_outcome = {o: sum(_gpus(plan, run, iv) * held / 3600 for iv, held in holds if uw.REPLAY_OUTCOME[iv.ended] == o)
+                      for o in uw.RUN_OUTCOMES}
+        busy = sum(uw.busy_gpus(_gpus(plan, run, iv), run.jobs[iv.job].busy) * held / 3600 for iv, held in holds)
         team_report[t.name] = {
             "submitted": len(mine),
             "finished": len(ok),
@@ -234,8 +236,9 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             "pods_ready_timeouts": sum(1 for iv in preempted if iv_reason_timeout(run, iv)),
             "gpu_hours_lost": round(lost, 2),
             # The live report's figures (platform_cli/usage_report.py), defined in gpu_platform/useful_work.py:
-            # allocated = the quota held (gpu_hours_used, finer), busy = each run's GPUs at its declared busy
-            # fraction while its pods ran, allocated-but-idle the rest; GPU-hours by how each run ended.
+            # allocated = the quota held (gpu_hours_used, finer); each run's GPU time is its pods' hold on their
+            # GPUs (useful_work: a run's GPU time), busy that at its declared busy fraction, allocated-but-idle the
+            # rest; GPU-hours of runs by how they ended.
             "allocated_gpu_hours": round(used, 4),
             "busy_gpu_hours": round(busy, 4),
             "idle_gpu_hours": round(uw.allocated_but_idle(used, busy), 4),
@@ -313,17 +316,29 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
 # What each kind of allocation is charged to in the cost (an interval's `ended`).
 
 
-def _busy_gpu_hours(run: Run, plan: Plan, iv: Interval, running: Any) -> float:
-    """GPU-hours a run kept busy: its GPUs at the trace job's busy fraction (useful_work.busy_gpus), from when
-    all its GPU pods ran (the replay's `running` event inside the run; none: its pods never all ran) to its
-    end, as the GPUs' telemetry sees them busy only while a pod holds them."""
+def _gpus(plan: Plan, run: Run, iv: Interval) -> float:
     pool = plan.pools_by_name.get(run.jobs[iv.job].pool)
-    if pool is None or iv.flavor != pool.flavor:
-        return 0.0
+    return iv.units / pool.units_per_gpu if pool is not None and iv.flavor == pool.flavor else 0.0
+
+
+def _pods_held(run: Run, iv: Interval, running: Any) -> float:
+    """Trace seconds a run's pods held their GPUs (useful_work: a run's GPU time): from when all its GPU pods ran
+    (the replay's `running` event inside the run; none: they never all ran, nothing held) to their end: for a
+    run that ended by itself, its trace duration in a corrected replay, else when its last pod was seen ending
+    (the replay's timing of the run; without one, the run's end); for a run stopped by the platform or still
+    going, the run's end (its pods are deleted with the eviction)."""
     start = min((t for t in running if iv.start <= t <= iv.end), default=None)
     if start is None:
         return 0.0
-    return uw.busy_gpus(iv.units / pool.units_per_gpu, run.jobs[iv.job].busy) * (iv.end - start) / 3600
+    end = iv.end
+    if iv.ended in ("finished", "failed"):
+        if run.corrected:
+            end = min(iv.end, start + run.jobs[iv.job].duration)
+        else:
+            ended = [t.ended * run.speed for t in run.timings if t.job == iv.job and t.ended is not None
+                     and abs(t.finished * run.speed - iv.end) <= run.speed]
+            end = min(ended, key=lambda t: abs(t - iv.end), default=iv.end)
+    return max(0.0, min(end, iv.end) - start)
 
 
 def _public(nodes: dict[str, Any]) -> dict[str, Any]:

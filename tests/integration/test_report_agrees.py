@@ -11,12 +11,13 @@ corrected (simulator/fidelity.py): both reports then measure the same runs, the 
 difference between them is a difference of definition or of sampling, nothing else.
 
 Known by construction, in trace time: vision 2 GPUs x 120 s at 50% busy (0.0667 allocated, 0.0333 busy GPU-h),
-finished; speech 4 GPUs x 60 s at 25% that fails (0.0667 allocated, 0.0167 busy, all of it a failed run), then
+finished; speech 2 GPUs x 60 s at 25% that fails (0.0333 allocated, 0.0083 busy, 0.0333 of a failed run), and
 2 GPUs x 120 s busy throughout (0.0667, 0.0667), finished. Capacity 8 GPUs x 240 s = 0.5333 GPU-h, $3.67, over 2
 finished jobs: $1.83 each. Each run also holds its quota for what the local cluster adds around it (admission to
 the pod running, the pod's end to the release): what the replay measured of it, the largest residual of its
 `overhead` section (the quota came back this much later than the trace says, wall seconds per run), which grows
-with the machine's load (3.8 s per run at a load average of 23 on 2 cores).
+with the machine's load (3.8 s per run at a load average of 23 on 2 cores, 9 s at 34). A run's own GPU time
+(busy, failed) is its pods' hold on their GPUs in both reports (gpu_platform/useful_work.py), not that quota.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ STEP_S = 1.0
 # How far the live report's length of one run may be from the replay's, in wall seconds. Allocated (Kueue's
 # usage): the live report sees each edge up to a scrape and an evaluation late, the replay's watch at once, and
 # the two lags differ by at most that much; sampling rounds each edge to a step. Busy and a run's own GPU-hours
-# (DCGM, per pod): the telemetry's read of the cluster comes first, and the pod's hold on its GPUs (bound to
-# ended) is not the replay's run (all pods running to Kueue's release) by up to a second more.
+# (DCGM, per pod): the telemetry's read of the cluster comes first, and the telemetry holds a GPU for a pod from
+# its binding, the replay from its watch seeing the pod Running, a second apart at most.
 ALLOCATED_EDGE_WALL = 2 * SCRAPE_S + STEP_S
 POD_EDGE_WALL = ALLOCATED_EDGE_WALL + SCRAPE_S + 1.0
 # The replay's residuals are rounded to the millisecond; its team figures to 1e-4 GPU-h.
@@ -132,7 +133,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
 
 RUNS = {  # team -> [(GPUs, trace seconds, busy fraction, ended)]
     "vision": [(2, 120, 0.5, "finished")],
-    "speech": [(4, 60, 0.25, "failed"), (2, 120, 1.0, "finished")],
+    "speech": [(2, 60, 0.25, "failed"), (2, 120, 1.0, "finished")],
 }
 
 
@@ -144,12 +145,12 @@ def test_the_replay_measures_what_the_trace_declares(reports, team: str) -> None
     assert overhead["runs_timed"] == 3, overhead
     # each run held its quota for its trace duration and at most the largest residual the replay measured
     over = sum(edge(g, overhead["residual_max_s"] + ROUNDING_WALL) for g, *_ in runs) + ROUNDING_H
-    allocated = sum(gpu_h(g, d) for g, d, _, _ in runs)             # vision 0.0667, speech 0.1333
-    busy = sum(gpu_h(g, d) * b for g, d, b, _ in runs)              # vision 0.0333, speech 0.0833
-    failed = sum(gpu_h(g, d) for g, d, _, e in runs if e == "failed")   # speech 0.0667
+    allocated = sum(gpu_h(g, d) for g, d, _, _ in runs)             # vision 0.0667, speech 0.1
+    busy = sum(gpu_h(g, d) * b for g, d, b, _ in runs)              # vision 0.0333, speech 0.075
+    failed = sum(gpu_h(g, d) for g, d, _, e in runs if e == "failed")   # speech 0.0333
     assert allocated - ROUNDING_H <= s["allocated_gpu_hours"] <= allocated + over, s
     assert busy - over <= s["busy_gpu_hours"] <= busy + over, s
-    assert failed - ROUNDING_H <= s["failed_gpu_hours"] <= failed + over, s
+    assert failed - over <= s["failed_gpu_hours"] <= failed + over, s
     assert (s["finished"], s["failed"]) == (sum(e == "finished" for *_, e in runs), sum(e == "failed" for *_, e in runs))
 
 
