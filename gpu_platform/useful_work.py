@@ -19,7 +19,9 @@ on)); a Prometheus gives samples on a grid of `step` seconds, each standing for 
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from gpu_platform import conventions as cv
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -32,8 +34,75 @@ RUN_OUTCOMES: tuple[str, ...] = (RUN_FINISHED, RUN_RUNNING, RUN_FAILED, RUN_PREE
 COST_KEYS: tuple[str, ...] = ("useful_usd", "lost_usd", "running_usd", "idle_usd", "spare_usd")
 
 
+# What a finished job is, the denominator of the cost: one workload Kueue admitted, of a kind that runs to an
+# end, whose Kueue Workload turned Finished with reason Succeeded. Kueue's job reconciler sets the Workload's
+# Finished condition, reason Succeeded or Failed, from the managed object's own end for every kind it runs
+# (kubernetes-sigs/kueue pkg/controller/jobframework/reconciler.go: WorkloadFinishedReasonSucceeded /
+# WorkloadFinishedReasonFailed from GenericJob.Finished()), so one rule counts a Job, a JobSet (not its child
+# Jobs), a TrainJob (not the JobSet and Jobs Trainer makes) and a RayJob (not its submitter Job) once each.
+# A LeaderWorkerSet serves: it has no end that delivers a result (Kueue never marks it Finished while it
+# serves), so it is no job, finished or failed, in either report.
+FINISHED_SUCCEEDED, FINISHED_FAILED = "Succeeded", "Failed"
+JOB_KINDS: tuple[str, ...] = ("Job", "JobSet", "TrainJob", "RayJob")
+SERVING_KINDS: tuple[str, ...] = ("LeaderWorkerSet",)
+JOB_FINISHED, JOB_FAILED = "finished", "failed"
+
+
+def job_end(kind: str, finished_reason: str) -> str | None:
+    """How a workload of `kind` (the Kind of the object Kueue manages: its Workload's owner) counts once its
+    Workload is Finished with `finished_reason`: a finished job, a failed job, or nothing (a serving kind, a
+    kind the platform does not run, or a reason that is neither Succeeded nor Failed)."""
+    if kind not in JOB_KINDS:
+        return None
+    return {FINISHED_SUCCEEDED: JOB_FINISHED, FINISHED_FAILED: JOB_FAILED}.get(finished_reason)
+
+
+# Where a Prometheus finds Workloads' conditions: kube-state-metrics' custom resource state metrics (its
+# --custom-resource-state-config; kubernetes/kube-state-metrics docs/metrics/extend/customresourcestate-metrics.md:
+# a gauge per element of status.conditions, valueFrom the condition's status, "True" read as 1; the name is
+# metricNamePrefix + "_" + the metric's name). KSM_WORKLOAD_CONDITIONS is that configuration; docs/report.md says
+# where it goes. The live local cluster's telemetry serves the same series (localcluster/telemetry.py).
+WORKLOAD_CONDITION_METRIC = "kube_kueue_workload_status_condition"
+KUEUE_WORKLOAD_GVK = {"group": "kueue.x-k8s.io", "version": "v1beta2", "kind": "Workload"}
+KSM_WORKLOAD_CONDITIONS: dict[str, Any] = {
+    "kind": "CustomResourceStateMetrics",
+    "spec": {"resources": [{
+        "groupVersionKind": KUEUE_WORKLOAD_GVK,
+        "metricNamePrefix": "kube_kueue_workload",
+        "labelsFromPath": {"namespace": ["metadata", "namespace"], "workload": ["metadata", "name"],
+                           "owner_kind": ["metadata", "ownerReferences", "0", "kind"],
+                           "owner_name": ["metadata", "ownerReferences", "0", "name"]},
+        "metrics": [{"name": "status_condition", "help": "The Workload's status conditions (1: True).",
+                     "each": {"type": "Gauge", "gauge": {"path": ["status", "conditions"],
+                                                         "labelsFromPath": {"type": ["type"], "reason": ["reason"]},
+                                                         "valueFrom": ["status"]}}}],
+    }]},
+}
+
+
+def busy_gpus(gpus: float, busy_fraction: float | None) -> float:
+    """GPUs kept busy by a run holding `gpus` GPUs at its declared busy fraction (the trace's `busy` column, the
+    job template's --gpu-busy; none declared: busy all the time, as the simulated nodes' telemetry reads it)."""
+    fraction = cv.SIM_GPU_BUSY_DEFAULT if busy_fraction is None else min(1.0, max(0.0, busy_fraction))
+    return gpus * fraction
+
+
+# A run's GPU time, charged to how it ended (finished, failed, preempted, running): its pods' hold on their GPUs,
+# from when they run on their node to when they end, as the GPUs' telemetry attributes a device to a pod (the
+# live report's per-pod DCGM series) and the replay sees its pods run and end. Not the quota it held: that also
+# counts admission to the pods running and their end to Kueue's release, which is the platform's overhead
+# (allocated-but-idle), not the run's; and per run the live report has no quota series to read it from.
+
+# How the replay records a run's end (simulator/metrics.Interval.ended) in these terms: a run evicted (preempted,
+# a PodsReady timeout, a lost node's requeue) or started over in place (a lost pod replaced) was stopped by the
+# platform, as a pod deleted while it ran is in the live report.
+REPLAY_OUTCOME: dict[str, str] = {"finished": RUN_FINISHED, "running": RUN_RUNNING, "failed": RUN_FAILED,
+                                  "evicted": RUN_PREEMPTED, "interrupted": RUN_PREEMPTED}
+
+
 def cost_key(ended: str) -> str:
     """The cost bucket of a run's GPU time, by how it ended (anything but finished or running is lost)."""
+    ended = REPLAY_OUTCOME.get(ended, ended)
     return {RUN_FINISHED: "useful_usd", RUN_RUNNING: "running_usd"}.get(ended, "lost_usd")
 
 

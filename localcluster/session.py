@@ -21,6 +21,7 @@ import yaml
 
 from .api import Client
 from .autoscaler import SCALE_DOWN_DELAY_ENV, SCALE_UP_DELAY_ENV
+from .prometheus import SCRAPE_INTERVAL_ENV
 from .toolcache import CACHE, CACHE_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,6 +64,11 @@ class Session:
     # The autoscaler's delays (Go durations; None: the local cluster's defaults), fixed at start.
     scale_up_delay: str | None = None
     scale_down_delay: str | None = None
+    # Prometheus and the GPU telemetry (LOCAL_CLUSTER_PROMETHEUS), off for a compressed replay (below); on for
+    # the test that compares a replay's report with the live one (tests/integration/test_report_agrees.py),
+    # which samples faster (`scrape_interval`, LOCAL_CLUSTER_SCRAPE_INTERVAL: a Go duration).
+    prometheus: bool = False
+    scrape_interval: str | None = None
     stack: str = field(default_factory=lambda: f"sim-{secrets.token_hex(3)}")
 
     @property
@@ -89,7 +95,7 @@ class Session:
             # (simulate asks for the ones its trace's kinds need).
             "LOCAL_CLUSTER_WORKLOADS": self.workloads,
             # Prometheus scrapes every 15 s: a compressed replay outruns it (what-if.md), so it is not started.
-            "LOCAL_CLUSTER_PROMETHEUS": "0",
+            "LOCAL_CLUSTER_PROMETHEUS": "1" if self.prometheus else "0",
             CACHE_ENV: str(CACHE),
             "KUBECONFIG": str(self.kubeconfig),
             "PULUMI_BACKEND_URL": f"file://{self.state / 'backend'}",
@@ -100,6 +106,8 @@ class Session:
             # A throwaway stack: state saved once per update (README, Performance).
             "PULUMI_SKIP_CHECKPOINTS": "true",
         })
+        if self.scrape_interval:
+            env[SCRAPE_INTERVAL_ENV] = self.scrape_interval
         if self.pods_ready_timeout:
             env["LOCAL_CLUSTER_PODS_READY_TIMEOUT"] = self.pods_ready_timeout
         if self.scale_up_delay:

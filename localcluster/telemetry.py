@@ -21,7 +21,9 @@ and cannot tell (docs/report.md, "How the local cluster measures GPUs"):
   (kubernetes/kube-state-metrics internal/store/node.go, pod.go, job.go): kube_node_labels and kube_pod_labels
   (only the labels of the stack's allowlist, components/alerts.KSM_METRIC_LABELS_ALLOWLIST),
   kube_node_status_allocatable, kube_pod_status_phase, kube_pod_deletion_timestamp, kube_job_complete and
-  kube_job_failed;
+  kube_job_failed; and the Kueue Workloads' conditions as kube-state-metrics' custom resource state metrics
+  give them with the platform's configuration (gpu_platform/useful_work.KSM_WORKLOAD_CONDITIONS), what the
+  report counts finished jobs of every kind from;
 - `/healthz`: 200 once the first snapshot is read.
 
 How busy a GPU is comes from its pod: SIM_GPU_BUSY_ANNOTATION (the job template's --gpu-busy, a trace's busy
@@ -45,6 +47,7 @@ import argparse
 import calendar
 import json
 import math
+import os
 import re
 import threading
 import time
@@ -57,12 +60,20 @@ from typing import Any, Callable, Iterable, Mapping
 from components.alerts import DCGM_JOB, KSM_METRIC_LABELS_ALLOWLIST, ksm_label, ksm_resource, prom_label
 from components.gpu_operator import dcgm_exporter_env
 from components.monitoring import DCGM_FIELDS, DcgmField
-from gpu_platform import catalog, conventions as cv
+from gpu_platform import catalog, conventions as cv, useful_work as uw
 from gpu_platform.plan import Plan, PoolPlan
 
-from .api import Client
+from .api import ApiError, Client
+from .prometheus import SCRAPE_INTERVAL_ENV
 
 REFRESH_SECONDS = 5.0
+
+
+def refresh_seconds() -> float:
+    """Seconds between reads of the cluster: the local Prometheus' scrape interval when it is shortened
+    (localcluster/prometheus.SCRAPE_INTERVAL_ENV, whole seconds), else REFRESH_SECONDS."""
+    value = os.environ.get(SCRAPE_INTERVAL_ENV, "").strip()
+    return min(REFRESH_SECONDS, float(value[:-1])) if re.fullmatch(r"[1-9][0-9]*s", value) else REFRESH_SECONDS
 # The GPU Operator's dcgm-exporter: its namespace, container and port (gpu-operator assets/state-dcgm-exporter;
 # the Service port is named gpu-metrics, 9400), what a target's own labels are before honor_labels.
 EXPORTER_NAMESPACE = cv.GPU_OPERATOR_NAMESPACE
@@ -255,17 +266,20 @@ class Telemetry:
         self.nodes: list[dict[str, Any]] = []
         self.pods: list[dict[str, Any]] = []
         self.jobs: list[dict[str, Any]] = []
+        self.workloads: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.ready = False
         self._last = time.monotonic()
 
-    def update(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], jobs: list[dict[str, Any]]) -> None:
+    def update(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], jobs: list[dict[str, Any]],
+               workloads: list[dict[str, Any]] | None = None) -> None:
         now = time.monotonic()
         with self.lock:
             for n in self.gpu_nodes.values():
                 n.tick(now - self._last)
             self._last = now
             self.nodes, self.pods, self.jobs = nodes, pods, jobs
+            self.workloads = workloads or []
             seen: set[str] = set()
             self.failed = set()
             for node in nodes:
@@ -367,7 +381,7 @@ class Telemetry:
 
     def ksm(self) -> str:
         with self.lock:
-            nodes, pods, jobs = self.nodes, self.pods, self.jobs
+            nodes, pods, jobs, workloads = self.nodes, self.pods, self.jobs, self.workloads
         fam: dict[str, list[str]] = {}
 
         def add(name: str, labels: list[tuple[str, str]], value: float) -> None:
@@ -400,6 +414,17 @@ class Telemetry:
                     for status in ("true", "false", "unknown"):
                         add(name, [("namespace", meta["namespace"]), ("job_name", meta["name"]), ("condition", status)],
                             1 if cond.get("status", "").lower() == status else 0)
+        gvk = uw.KUEUE_WORKLOAD_GVK
+        for w in workloads:
+            meta = w["metadata"]
+            owner = (meta.get("ownerReferences") or [{}])[0]
+            ids = [("customresource_group", gvk["group"]), ("customresource_kind", gvk["kind"]),
+                   ("customresource_version", gvk["version"]), ("namespace", meta["namespace"]),
+                   ("owner_kind", owner.get("kind", "")), ("owner_name", owner.get("name", "")),
+                   ("workload", meta["name"])]
+            for cond in w.get("status", {}).get("conditions") or []:
+                add(uw.WORKLOAD_CONDITION_METRIC, ids + [("reason", cond.get("reason", "")), ("type", cond.get("type", ""))],
+                    1 if str(cond.get("status", "")).lower() == "true" else 0)
         helps = {
             "kube_node_labels": "Kubernetes labels converted to Prometheus labels.",
             "kube_node_status_allocatable": "The allocatable for different resources of a node that are available for scheduling.",
@@ -408,6 +433,7 @@ class Telemetry:
             "kube_pod_deletion_timestamp": "Unix deletion timestamp",
             "kube_job_complete": "The job has completed its execution.",
             "kube_job_failed": "The job has failed its execution.",
+            uw.WORKLOAD_CONDITION_METRIC: "The Workload's status conditions (1: True).",
         }
         out = []
         for name, help_ in helps.items():
@@ -462,6 +488,17 @@ def _items(client: Client, path: str) -> list[dict[str, Any]]:
     return client.get(path).get("items") or []
 
 
+def _workloads(client: Client) -> list[dict[str, Any]]:
+    """Kueue's Workloads (none before Kueue's CRDs are installed: the telemetry starts before it)."""
+    gvk = uw.KUEUE_WORKLOAD_GVK
+    try:
+        return _items(client, f"/apis/{gvk['group']}/{gvk['version']}/workloads")
+    except ApiError as err:
+        if err.status == 404:
+            return []
+        raise
+
+
 def serve(plan: Plan, kubeconfig: Path, host: str, port: int, refresh: float = REFRESH_SECONDS,
           log: Callable[[str], None] = print) -> None:
     """Serve until interrupted, reading the cluster every `refresh` seconds (an error is logged and the last
@@ -476,7 +513,7 @@ def serve(plan: Plan, kubeconfig: Path, host: str, port: int, refresh: float = R
         while True:
             try:
                 telemetry.update(_items(client, "/api/v1/nodes"), _items(client, "/api/v1/pods"),
-                                 _items(client, "/apis/batch/v1/jobs"))
+                                 _items(client, "/apis/batch/v1/jobs"), _workloads(client))
             except (OSError, RuntimeError, ValueError) as err:
                 log(f"reading the cluster failed (keeping the last snapshot): {err}")
             time.sleep(refresh)
@@ -488,4 +525,4 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stack", required=True)
     p.add_argument("--kubeconfig", required=True, help="a kubeconfig that may list nodes, pods and Jobs")
     p.add_argument("--listen", required=True, metavar="HOST:PORT")
-    p.add_argument("--refresh", type=float, default=REFRESH_SECONDS, help="seconds between reads of the cluster")
+    p.add_argument("--refresh", type=float, default=refresh_seconds(), help="seconds between reads of the cluster")

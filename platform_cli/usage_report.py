@@ -143,15 +143,15 @@ def queries(plan: Plan) -> dict[str, str]:
         "pods": a.POD_ALLOCATED_GPUS,
         "pod_phases": f'max by (namespace, pod, phase) (kube_pod_status_phase{{phase=~"Succeeded|Failed", namespace=~"{ns}"}} == 1)',
         "pod_deleted": f'count by (namespace, pod) (kube_pod_deletion_timestamp{{namespace=~"{ns}"}})',
-        "jobs_complete": f'max by (namespace, job_name) (kube_job_complete{{condition="true", namespace=~"{ns}"}} == 1)',
-        "jobs_failed": f'max by (namespace, job_name) (kube_job_failed{{condition="true", namespace=~"{ns}"}} == 1)',
+        "jobs_finished": f'max by (namespace, workload, owner_kind, reason) ({uw.WORKLOAD_CONDITION_METRIC}'
+                         f'{{type="Finished", namespace=~"{ns}"}} == 1)',
         "waits": f"sum by (cluster_queue, le) (kueue_admission_wait_time_seconds_bucket{{{r}}})",
         "evictions": f"sum by (cluster_queue, reason, underlying_cause) (kueue_evicted_workloads_total{{{r}}})",
         "admissions": f"sum by (cluster_queue) (kueue_admitted_workloads_total{{{r}}})",
     }
 
 
-RANGE = ("allocated", "busy", "capacity", "pods", "pod_phases", "pod_deleted", "jobs_complete", "jobs_failed")
+RANGE = ("allocated", "busy", "capacity", "pods", "pod_phases", "pod_deleted", "jobs_finished")
 COUNTERS = ("waits", "evictions", "admissions")
 WHAT = {
     "rules": "the platform's recording rules (gpu_platform:cluster_queue_team:info)",
@@ -161,8 +161,7 @@ WHAT = {
     "pods": "GPUs per pod (DCGM)",
     "pod_phases": "pod phases (kube-state-metrics)",
     "pod_deleted": "pod deletions (kube-state-metrics)",
-    "jobs_complete": "completed Jobs (kube-state-metrics)",
-    "jobs_failed": "failed Jobs (kube-state-metrics)",
+    "jobs_finished": "finished Kueue Workloads (kube-state-metrics custom resource state)",
     "waits": "admission wait times (Kueue)",
     "evictions": "evictions (Kueue)",
     "admissions": "admissions (Kueue)",
@@ -189,10 +188,13 @@ def gather(prom: Prometheus, plan: Plan, win: Window) -> dict[str, Any]:
     return raw
 
 
-def compute(raw: dict[str, Any], plan: Plan, win: Window) -> dict[str, Any]:
-    """The report from the answers (pure: the unit tests feed it canned answers)."""
+def compute(raw: dict[str, Any], plan: Plan, win: Window, time_scale: float = 1.0) -> dict[str, Any]:
+    """The report from the answers (pure: the unit tests feed it canned answers). `time_scale`: how many
+    seconds each second of the window stands for, 1 on a real cluster; a compressed replay's speed when the
+    window is the replay's (tests/integration/test_report_agrees.py): its GPU-hours and their cost come out in
+    the trace's time, as the replay's own report gives them. Waits stay in the window's seconds."""
     grid = win.grid
-    step = win.step
+    step = win.step * time_scale   # the (trace) seconds each sample stands for
     pools = plan.pools_by_name
     team_of_cq = {t.cluster_queue: t.name for t in plan.teams}
     team_of_ns = {ns: t.name for t in plan.teams for ns in t.namespaces}
@@ -239,12 +241,15 @@ def compute(raw: dict[str, Any], plan: Plan, win: Window) -> dict[str, Any]:
         elif outcome == uw.RUN_RUNNING:
             running_usd += usd
 
-    # ---- Jobs that finished in the window: their condition turned true inside it (a Job of the same name
-    # deleted and created again shows as a gap, then a new rise) -----------------------------------------
-    for key, field_ in (("jobs_complete", "jobs_finished"), ("jobs_failed", "jobs_failed")):
-        for (ns, _job), row in _series(raw[key], grid, "namespace", "job_name").items():
-            if ns in team_of_ns:
-                teams[team_of_ns[ns]][field_] += sum(1 for i in range(1, len(row)) if row[i] and not row[i - 1])
+    # ---- Jobs that finished in the window: their Workload's Finished condition turned true inside it (a
+    # workload of the same name deleted and created again shows as a gap, then a new rise), counted by the kind
+    # of what Kueue ran and the condition's reason (useful_work.job_end: any job kind, not a server) ----------
+    field_of = {uw.JOB_FINISHED: "jobs_finished", uw.JOB_FAILED: "jobs_failed"}
+    for (ns, _wl, kind, reason), row in _series(raw["jobs_finished"], grid, "namespace", "workload", "owner_kind",
+                                                "reason").items():
+        end = uw.job_end(kind, reason)
+        if ns in team_of_ns and end is not None:
+            teams[team_of_ns[ns]][field_of[end]] += sum(1 for i in range(1, len(row)) if row[i] and not row[i - 1])
 
     # ---- Kueue's counters over the window -----------------------------------------------------------------
     waits = _increase(_instant(raw["waits"]["end"], "cluster_queue", "le"),
@@ -291,8 +296,9 @@ def compute(raw: dict[str, Any], plan: Plan, win: Window) -> dict[str, Any]:
     finished = sum(t["jobs_finished"] for t in teams.values())
     first_data = min((float(v[0][0]) for s in raw["allocated"] for v in [s["values"]] if v), default=None)
     return {
-        "window": {"start": _iso(win.first - step), "end": _iso(win.last), "hours": round(len(grid) * step / 3600, 4),
-                   "step_s": step, "data_from": None if first_data is None else _iso(first_data)},
+        "window": {"start": _iso(win.first - win.step), "end": _iso(win.last), "hours": round(len(grid) * step / 3600, 4),
+                   "step_s": win.step, "data_from": None if first_data is None else _iso(first_data),
+                   **({"time_scale": time_scale} if time_scale != 1.0 else {})},
         "teams": teams,
         "pools": pool_report,
         "cost": uw.cost_summary(usd, finished),
@@ -305,9 +311,10 @@ def _iso(t: float) -> str:
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def build(prom: Prometheus, plan: Plan, win: Window, pending: Callable[[], tuple[list[Any], str]] | None) -> dict[str, Any]:
+def build(prom: Prometheus, plan: Plan, win: Window, pending: Callable[[], tuple[list[Any], str]] | None,
+          time_scale: float = 1.0) -> dict[str, Any]:
     """Gather, compute, and add the pending workloads (or why they could not be read)."""
-    report = compute(gather(prom, plan, win), plan, win)
+    report = compute(gather(prom, plan, win), plan, win, time_scale)
     report["prometheus"] = prom.url
     report["pending"], report["pending_source"], report["unavailable"] = [], None, []
     if pending is not None:

@@ -51,12 +51,13 @@ from typing import Any
 from gpu_platform import conventions as cv
 from gpu_platform.nodes import scales_locally, spare_nodes
 from gpu_platform.plan import Plan
+from gpu_platform import useful_work as uw
 from gpu_platform.useful_work import (
     at as _at, cost_key, cost_summary, integrate as _integrate, jain as _jain, percentile, step_integral as _step_integral,
     steps as _steps,
 )
 
-from . import fidelity
+from . import fidelity, kinds
 from .replay import Run, ScaleUp
 
 SAMPLES = 240
@@ -126,6 +127,13 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         elif e.kind == "running":
             first_run.setdefault(e.job, e.t)
     finished = {e.job: e.reason for e in run.events if e.kind == "finished"}
+    # Finished and failed jobs as the live report counts them (useful_work.job_end): by the kind Kueue ran
+    # and its Workload's Finished reason; a server (lws) ended by the replay is neither.
+    job_ends = {i: uw.job_end(kinds.MANAGED[run.jobs[i].kind][0], reason) for i, reason in finished.items()}
+    running_at: dict[int, list[float]] = defaultdict(list)
+    for e in run.events:
+        if e.kind == "running":
+            running_at[e.job].append(e.t)
 
     # ---- pools -------------------------------------------------------------------------------------
     alloc_deltas: dict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -193,8 +201,8 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         waits = [first_admit[i] - submitted_at[i] for i in mine if i in first_admit]
         to_run = [first_run[i] - submitted_at[i] for i in mine if i in first_run]
         still = [H - submitted_at[i] for i in mine if i not in first_admit]
-        ok = [i for i in mine if finished.get(i) == "Succeeded"]
-        failed = [i for i in mine if finished.get(i) == "Failed"]
+        ok = [i for i in mine if job_ends.get(i) == uw.JOB_FINISHED]
+        failed = [i for i in mine if job_ends.get(i) == uw.JOB_FAILED]
         my_ivs = [iv for iv in ivs if iv.team == t.name]
         gpu_h = lambda iv: iv.unit_seconds / pools[iv.flavor].units_per_gpu / 3600 if iv.flavor in pools else 0.0  # noqa: E731
         used = sum(gpu_h(iv) for iv in my_ivs)
@@ -206,6 +214,10 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             borrowed += over / pools[q.pool].units_per_gpu / 3600
         preempted = [iv for iv in my_ivs if iv.ended == "evicted" and (iv.job, iv.end) not in failure_evictions]
         lost = sum(gpu_h(iv) for iv in my_ivs if iv.ended in ("evicted", "failed", "interrupted"))
+        holds = [(iv, _pods_held(run, iv, running_at.get(iv.job, ()))) for iv in my_ivs]
+        by_outcome = {o: sum(_gpus(plan, run, iv) * held / 3600 for iv, held in holds if uw.REPLAY_OUTCOME[iv.ended] == o)
+                      for o in uw.RUN_OUTCOMES}
+        busy = sum(uw.busy_gpus(_gpus(plan, run, iv), run.jobs[iv.job].busy) * held / 3600 for iv, held in holds)
         team_report[t.name] = {
             "submitted": len(mine),
             "finished": len(ok),
@@ -223,6 +235,14 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             "preemptions": sum(1 for iv in preempted if not iv_reason_timeout(run, iv)),
             "pods_ready_timeouts": sum(1 for iv in preempted if iv_reason_timeout(run, iv)),
             "gpu_hours_lost": round(lost, 2),
+            # The live report's figures (platform_cli/usage_report.py), defined in gpu_platform/useful_work.py:
+            # allocated = the quota held (gpu_hours_used, finer); each run's GPU time is its pods' hold on their
+            # GPUs (useful_work: a run's GPU time), busy that at its declared busy fraction, allocated-but-idle the
+            # rest; GPU-hours of runs by how they ended.
+            "allocated_gpu_hours": round(used, 4),
+            "busy_gpu_hours": round(busy, 4),
+            "idle_gpu_hours": round(uw.allocated_but_idle(used, busy), 4),
+            **{f"{o}_gpu_hours": round(h, 4) for o, h in by_outcome.items()},
         }
         if mine and nominal:
             used_per_nominal.append(used / nominal)
@@ -257,7 +277,7 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
                 usd[key] += amount
     for p in plan.pools:
         usd["spare_usd"] += run.spares.get(p.name, 0) * p.usd_per_node_hour * H / 3600
-    done = sum(1 for r in finished.values() if r == "Succeeded")
+    done = sum(1 for end in job_ends.values() if end == uw.JOB_FINISHED)
     cost = cost_summary(usd, done)
 
     return {
@@ -294,6 +314,31 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
 
 
 # What each kind of allocation is charged to in the cost (an interval's `ended`).
+
+
+def _gpus(plan: Plan, run: Run, iv: Interval) -> float:
+    pool = plan.pools_by_name.get(run.jobs[iv.job].pool)
+    return iv.units / pool.units_per_gpu if pool is not None and iv.flavor == pool.flavor else 0.0
+
+
+def _pods_held(run: Run, iv: Interval, running: Any) -> float:
+    """Trace seconds a run's pods held their GPUs (useful_work: a run's GPU time): from when all its GPU pods ran
+    (the replay's `running` event inside the run; none: they never all ran, nothing held) to their end: for a
+    run that ended by itself, its trace duration in a corrected replay, else when its last pod was seen ending
+    (the replay's timing of the run; without one, the run's end); for a run stopped by the platform or still
+    going, the run's end (its pods are deleted with the eviction)."""
+    start = min((t for t in running if iv.start <= t <= iv.end), default=None)
+    if start is None:
+        return 0.0
+    end = iv.end
+    if iv.ended in ("finished", "failed"):
+        if run.corrected:
+            end = min(iv.end, start + run.jobs[iv.job].duration)
+        else:
+            ended = [t.ended * run.speed for t in run.timings if t.job == iv.job and t.ended is not None
+                     and abs(t.finished * run.speed - iv.end) <= run.speed]
+            end = min(ended, key=lambda t: abs(t - iv.end), default=iv.end)
+    return max(0.0, min(end, iv.end) - start)
 
 
 def _public(nodes: dict[str, Any]) -> dict[str, Any]:

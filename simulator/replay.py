@@ -163,6 +163,7 @@ class Run:
     horizon: float                       # trace seconds replayed
     events: list[Event] = field(default_factory=list)
     wall_seconds: float = 0.0
+    started_epoch: float = 0.0           # the Unix time of trace time 0 (a live report's window starts there)
     submit_lag: list[float] = field(default_factory=list)      # wall seconds behind schedule, per job
     handoff: list[float] = field(default_factory=list)         # wall seconds: capacity freed -> next admitted
     admission: list[float] = field(default_factory=list)       # wall seconds: submitted -> admitted, capacity free
@@ -960,6 +961,7 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     if correct:   # the probes' ends are the end-of-chain estimate's first measurements
         run.calibration = calibrate(client, plan, watcher)
     watcher.reset_clock()
+    run.started_epoch = watcher.epoch(0.0)
     clock = watcher.clock
     samples = run.node_samples
 

@@ -12,7 +12,7 @@ from typing import Any
 
 POOL_HEADERS = ["pool", "utilization (saturated)", "utilization (all)", "idle GPU-h"]
 TEAM_HEADERS = ["team", "submitted", "finished", "wait p50 h", "wait p95 h", "wait max h", "to running p50 h",
-                "to running p95 h", "GPU-h used", "GPU-h nominal", "borrowed GPU-h", "lent GPU-h", "preemptions",
+                "to running p95 h", "GPU-h used", "busy GPU-h", "allocated-but-idle GPU-h", "GPU-h nominal", "borrowed GPU-h", "lent GPU-h", "preemptions",
                 "GPU-h lost"]
 NODE_HEADERS = ["pool", "capacity", "nodes start/peak/max", "node-h up", "cost $", "cost at max $", "idle GPU-h",
                 "reserved idle GPU-h", "elastic idle GPU-h", "partly used idle GPU-h", "held, no node GPU-h",
@@ -47,7 +47,8 @@ def _pool_rows(r: dict[str, Any]) -> list[list[Any]]:
 
 def _team_rows(r: dict[str, Any]) -> list[list[Any]]:
     return [[name, t["submitted"], t["finished"], t["wait_p50_h"], t["wait_p95_h"], t["wait_max_h"],
-             t.get("wait_to_run_p50_h"), t.get("wait_to_run_p95_h"), t["gpu_hours_used"], t["gpu_hours_nominal"],
+             t.get("wait_to_run_p50_h"), t.get("wait_to_run_p95_h"), t["gpu_hours_used"], t.get("busy_gpu_hours"),
+             t.get("idle_gpu_hours"), t["gpu_hours_nominal"],
              t["borrowed_gpu_hours"], t["lent_gpu_hours"], t["preemptions"], t["gpu_hours_lost"]]
             for name, t in r["teams"].items()]
 

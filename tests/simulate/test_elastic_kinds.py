@@ -13,7 +13,15 @@ may give it the node launched for left's pod, and left's pod the next one (seen)
 pod runs; each share node then serves 300 s and stays empty the scale-down delay (300 s) before Karpenter
 removes it: 2 nodes x 8 GPUs x 300 s = 1.333 GPU-h of elastic idle, at least 0.333 node-hours up for share and
 never more than the 2 nodes allow. What the local controllers add on top is wall time, times the speed: Karpenter's
-batching of pending pods and its disruption loop, the scheduler and KWOK (SLACK_WALL at most, measured below).
+batching of pending pods, the scheduler and KWOK (SLACK_WALL at most, measured below), and, before an empty node
+goes, Karpenter's own disruption loop (REMOVAL_WALL: it looks for empty nodes every 10 s and validates the command
+15 s later), which does not shrink with the speed.
+
+The horizon leaves room for all of it: solo's 10-minute JobSet (30 s of wall time) once took more than the 20
+minutes then given under CI load (JobSet controller, Kueue and KWOK on two loaded cores), and the share nodes go
+about 20 minutes in (added after 5, 5 of work, 5 empty, then Karpenter's loop, 25 s of wall = 500 s). With 20
+minutes the horizon cut the nodes' last minutes off, so the cost bounds below held only because of the cut: at 30
+they must hold for the nodes as they ran, and do with Karpenter's loop counted (REMOVAL_WALL).
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, require
 HERE = ROOT / "tests" / "simulate"
 STACK, TRACE = HERE / "stack.yaml", HERE / "elastic-kinds.csv"
 SPEED = 20.0
-HORIZON = 20 * 60.0
+HORIZON = 30 * 60.0
 SCALE_UP = SCALE_DOWN = 300.0          # trace seconds: 15 s of wall time each at 20x
 RUN = 300.0
 RIGHT_AT = 60.0                        # right's submission
@@ -38,6 +46,11 @@ NODE_GPUS = 8
 # Wall seconds the local controllers may add to a delay: Karpenter batches pending pods (1 s idle, 10 s at most)
 # and checks empty nodes on a loop of its own; the scheduler binds, KWOK runs the pod.
 SLACK_WALL = 20.0
+# Wall seconds between an empty node's consolidateAfter running out and its removal, by Karpenter's constants:
+# the disruption controller's polling period (10 s) and the delay before it validates and executes an emptiness
+# command (commandValidationDelay, 15 s); kubernetes-sigs/karpenter v1.15.0 pkg/controllers/disruption/
+# controller.go pollingPeriod, consolidation.go commandValidationDelay, emptiness.go Validate.
+REMOVAL_WALL = 10.0 + 15.0
 ROUNDING = 0.01
 
 
@@ -91,14 +104,19 @@ def test_pods_on_an_empty_pool_wait_for_their_nodes_and_the_wait_shows(report: d
 
 def test_cost_and_idle_follow_the_nodes_that_ran(report: dict) -> None:
     share = report["nodes"]["pools"]["share"]
-    # Each share node: its run (300 s) and the scale-down delay (300 s) at least, never the whole horizon.
+    # Each share node: its run (300 s) and the scale-down delay (300 s) at least; at most that plus, in wall
+    # time, the wait for its pod to be bound and run (SLACK_WALL), and Karpenter's loop before it removes an
+    # empty node (REMOVAL_WALL) with SLACK_WALL again for the removal itself; never the whole horizon.
     floor_h = 2 * (RUN + SCALE_DOWN) / 3600
-    assert floor_h - ROUNDING <= share["node_hours"] <= floor_h + 2 * 2 * SLACK_WALL * SPEED / 3600, share
+    ceiling_h = floor_h + 2 * (2 * SLACK_WALL + REMOVAL_WALL) * SPEED / 3600
+    assert floor_h - ROUNDING <= share["node_hours"] <= ceiling_h, share
+    assert share["node_hours"] < 2 * HORIZON / 3600, share
     assert share["usd"] == pytest.approx(share["node_hours"] * 30.131, abs=0.05), share
     assert share["usd"] < share["usd_at_max"] == round(2 * 30.131 * HORIZON / 3600, 2), share
-    # Empty nodes up for the scale-down delay: elastic idle, no reserved idle on on-demand pools.
+    # Empty nodes up for the scale-down delay (and Karpenter's loop): elastic idle, no reserved idle on on-demand pools.
     elastic = 2 * NODE_GPUS * SCALE_DOWN / 3600
-    assert elastic - ROUNDING <= share["elastic_idle_gpu_hours"] <= elastic + 2 * NODE_GPUS * SLACK_WALL * SPEED / 3600, share
+    elastic_ceiling = elastic + 2 * NODE_GPUS * (SLACK_WALL + REMOVAL_WALL) * SPEED / 3600
+    assert elastic - ROUNDING <= share["elastic_idle_gpu_hours"] <= elastic_ceiling, share
     assert report["nodes"]["reserved_idle_gpu_hours"] == 0.0
     # The cost is what the nodes up cost (share's and fill's), not every pool at capacity.max.
     c, n = report["cost"], report["nodes"]

@@ -72,3 +72,41 @@ def test_a_run_ends_as_its_pod_shows() -> None:
     # deleted first, then Failed (a SIGTERM'd container on a real kubelet): the platform stopped it
     assert outcome(failed=True, deleted=True) == "preempted"
     assert outcome() == "preempted"   # gone while running (KWOK deletes at once)
+
+
+def test_a_finished_job_is_a_job_kind_whose_workload_finished_succeeded() -> None:
+    # Every kind the platform runs to an end counts once, by its Workload's Finished reason.
+    assert [uw.job_end(k, "Succeeded") for k in ("Job", "JobSet", "TrainJob", "RayJob")] == ["finished"] * 4
+    assert [uw.job_end(k, "Failed") for k in ("Job", "JobSet", "TrainJob", "RayJob")] == ["failed"] * 4
+    # A server is no job; nor is a kind the platform does not run, nor a Finished reason of neither kind.
+    assert uw.job_end("LeaderWorkerSet", "Succeeded") is None
+    assert uw.job_end("Pod", "Succeeded") is None
+    assert uw.job_end("Job", "OwnerNotFound") is None
+
+
+def test_busy_gpus_follow_the_declared_fraction_and_default_to_all_the_time() -> None:
+    assert uw.busy_gpus(4, 0.25) == 1.0
+    assert uw.busy_gpus(2, None) == 2.0
+    assert uw.busy_gpus(2, 1.5) == 2.0 and uw.busy_gpus(2, -1) == 0.0
+
+
+def test_the_replays_run_endings_are_the_live_reports_outcomes() -> None:
+    assert {k: uw.REPLAY_OUTCOME[k] for k in ("finished", "running", "failed", "evicted", "interrupted")} == {
+        "finished": "finished", "running": "running", "failed": "failed", "evicted": "preempted",
+        "interrupted": "preempted"}
+
+
+def test_the_documented_kube_state_metrics_configuration_is_the_one_the_report_reads() -> None:
+    import re
+
+    import yaml
+
+    from tests.conftest import ROOT
+
+    text = (ROOT / "docs" / "report.md").read_text()
+    block = re.search(r"```yaml\n(kind: CustomResourceStateMetrics\n.*?)```", text, re.S)
+    assert block, "docs/report.md shows no CustomResourceStateMetrics"
+    assert yaml.safe_load(block.group(1)) == uw.KSM_WORKLOAD_CONDITIONS
+    # what the configuration makes is what the report asks for: prefix + "_" + the metric's name
+    resource = uw.KSM_WORKLOAD_CONDITIONS["spec"]["resources"][0]
+    assert f"{resource['metricNamePrefix']}_{resource['metrics'][0]['name']}" == uw.WORKLOAD_CONDITION_METRIC

@@ -20,7 +20,7 @@ from components import alerts
 from components.monitoring import DCGM_FIELDS
 from gpu_platform.stack_files import load_plan
 from localcluster import prometheus, telemetry
-from localcluster.telemetry import Telemetry
+from localcluster.telemetry import Telemetry, refresh_seconds
 from tests.conftest import ROOT, plan_of
 
 SIM_STACK = ROOT / "tests" / "simulate" / "stack.yaml"
@@ -214,6 +214,21 @@ def test_the_prometheus_config_scrapes_kueue_with_a_token_and_the_exporters_with
     assert cfg["rule_files"] == [str(tmp_path / "gpu-platform.rules.yaml")]
     assert yaml.safe_load((tmp_path / "gpu-platform.rules.yaml").read_text()) == alerts.rule_file(plan)
     assert (tmp_path / "scrape.token").stat().st_mode & 0o777 == 0o600
+    assert cfg["global"] == {"scrape_interval": "15s", "evaluation_interval": "15s"}
+
+
+def test_a_shorter_scrape_interval_sets_scraping_evaluation_and_the_telemetrys_reads(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("LOCAL_CLUSTER_SCRAPE_INTERVAL", "1s")
+    paths = prometheus.write(plan_of("local"), tmp_path, kueue_metrics="127.0.0.1:1", telemetry="127.0.0.1:2",
+                             prometheus="127.0.0.1:3", karpenter_metrics=None, client=None)
+    cfg = yaml.safe_load(paths[0].read_text())
+    assert cfg["global"] == {"scrape_interval": "1s", "evaluation_interval": "1s"}
+    dcgm = next(j for j in cfg["scrape_configs"] if j["job_name"] == "nvidia-dcgm-exporter")
+    assert dcgm["http_sd_configs"][0]["refresh_interval"] == "1s"
+    assert refresh_seconds() == 1.0
+    monkeypatch.setenv("LOCAL_CLUSTER_SCRAPE_INTERVAL", "500ms")
+    with pytest.raises(ValueError, match="LOCAL_CLUSTER_SCRAPE_INTERVAL '500ms' is not a whole number of seconds"):
+        prometheus.intervals()
 
 
 def test_the_scraper_may_get_metrics_and_nothing_else() -> None:
@@ -230,3 +245,17 @@ def test_the_local_prometheus_url_is_the_port_the_cluster_started_it_on(tmp_path
     assert prometheus.local_url(tmp_path) is None          # started without Prometheus
     (tmp_path / "cluster.env").write_text("APISERVER_PORT=16443\nETCD_PORT=23790\nSTACK=local\nPROMETHEUS_PORT=16463\n")
     assert prometheus.local_url(tmp_path) == "http://127.0.0.1:16463"
+
+
+def test_kueue_workload_conditions_are_served_as_kube_state_metrics_custom_resource_state() -> None:
+    t = Telemetry(plan_of("local"))
+    workload = {"metadata": {"name": "jobset-train-1a2b3", "namespace": "vision",
+                             "ownerReferences": [{"kind": "JobSet", "name": "train"}]},
+                "status": {"conditions": [{"type": "Admitted", "status": "False", "reason": "NoReservation"},
+                                          {"type": "Finished", "status": "True", "reason": "Succeeded"}]}}
+    t.update([], [], [], [workload])
+    got = {(lb["type"], lb["reason"]): (lb["owner_kind"], lb["owner_name"], lb["workload"], lb["namespace"],
+                                        lb["customresource_kind"], lb["customresource_version"], v)
+           for lb, v in samples(t.ksm(), "kube_kueue_workload_status_condition")}
+    assert got == {("Admitted", "NoReservation"): ("JobSet", "train", "jobset-train-1a2b3", "vision", "Workload", "v1beta2", 0),
+                   ("Finished", "Succeeded"): ("JobSet", "train", "jobset-train-1a2b3", "vision", "Workload", "v1beta2", 1)}

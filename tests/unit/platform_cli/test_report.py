@@ -38,6 +38,11 @@ def vector(metric: dict[str, str], value: float) -> dict[str, Any]:
     return {"metric": metric, "value": [END, str(value)]}
 
 
+def wl(namespace: str, name: str, kind: str, reason: str) -> dict[str, str]:
+    """The labels of a Workload's Finished condition series as the report asks for them."""
+    return {"namespace": namespace, "workload": name, "owner_kind": kind, "reason": reason}
+
+
 def canned() -> dict[tuple[str, str], list[dict[str, Any]]]:
     """(query name, range | end | start) -> result."""
     first_half, second_half = (lambda v: lambda i: v if i < 30 else None), (lambda v: lambda i: v if i >= 30 else None)
@@ -64,11 +69,13 @@ def canned() -> dict[tuple[str, str], list[dict[str, Any]]]:
             matrix({"namespace": "nlp", "pod": "n-crash", "phase": "Failed"}, lambda i: 1 if i >= 45 else None),
         ],
         ("pod_deleted", "range"): [matrix({"namespace": "nlp", "pod": "n-pre"}, lambda i: 1 if i == 58 else None)],
-        # vision's job completed in the window, an older one was complete before it; nlp's crashed.
-        ("jobs_complete", "range"): [matrix({"namespace": "vision", "job_name": "done"}, lambda i: 1 if i >= 30 else None),
-                                     matrix({"namespace": "vision", "job_name": "old"}, lambda i: 1 if i < 10 else None)],
-        # nlp's job "crash" failed before the window, was deleted, and was created again and failed again
-        ("jobs_failed", "range"): [matrix({"namespace": "nlp", "job_name": "crash"}, lambda i: 1 if i < 5 or i >= 45 else None)],
+        # Workloads Finished: vision's Job completed in the window, an older one was complete before it; nlp's
+        # Job "crash" failed before the window, was deleted, and was created again and failed again.
+        ("jobs_finished", "range"): [
+            matrix(wl("vision", "job-done-1", "Job", "Succeeded"), lambda i: 1 if i >= 30 else None),
+            matrix(wl("vision", "job-old-2", "Job", "Succeeded"), lambda i: 1 if i < 10 else None),
+            matrix(wl("nlp", "job-crash-3", "Job", "Failed"), lambda i: 1 if i < 5 or i >= 45 else None),
+        ],
         # vision's admission waits: 9 in the window (10 at the end, 1 before), 1 of them within 1 s, 5 within
         # 2.5 s, all within 5 s.
         ("waits", "end"): [vector({"cluster_queue": "vision", "le": le}, n)
@@ -152,6 +159,26 @@ def test_runs_are_counted_by_how_their_pods_ended(report) -> None:
     assert nlp["failed_gpu_hours"] == 1.0
     assert nlp["preempted_gpu_hours"] == pytest.approx(14 * 4 / 60)
     assert (vision["jobs_finished"], vision["jobs_failed"], nlp["jobs_finished"], nlp["jobs_failed"]) == (1, 0, 0, 1)
+
+
+def test_finished_jobs_count_every_job_kind_once_and_no_server() -> None:
+    """Workloads Finished in the window, one per object Kueue ran: a JobSet, a TrainJob and a RayJob count as a
+    Job does (their child Jobs have no Workload of their own); a LeaderWorkerSet is no job."""
+    plan = plan_of("local")
+    empty: dict[str, Any] = {name: [] for name in ur.RANGE}
+    raw = {**empty, **{name: {"end": [], "start": []} for name in ur.COUNTERS},
+           "jobs_finished": [
+               matrix(wl("vision", "jobset-a-1", "JobSet", "Succeeded"), lambda i: 1 if i >= 10 else None),
+               matrix(wl("vision", "trainjob-b-2", "TrainJob", "Succeeded"), lambda i: 1 if i >= 20 else None),
+               matrix(wl("vision", "rayjob-c-3", "RayJob", "Succeeded"), lambda i: 1 if i >= 30 else None),
+               matrix(wl("vision", "lws-d-4", "LeaderWorkerSet", "Succeeded"), lambda i: 1 if i >= 40 else None),
+               matrix(wl("nlp", "jobset-e-5", "JobSet", "Failed"), lambda i: 1 if i >= 50 else None),
+               matrix(wl("nlp", "job-f-6", "Job", "Succeeded"), lambda i: 1 if i >= 55 else None),
+           ]}
+    report = ur.compute(raw, plan, ur.window(END, 3600))
+    vision, nlp = report["teams"]["vision"], report["teams"]["nlp"]
+    assert (vision["jobs_finished"], vision["jobs_failed"], nlp["jobs_finished"], nlp["jobs_failed"]) == (3, 0, 1, 1)
+    assert report["jobs_finished"] == 4
 
 
 def test_waits_requeues_and_admissions_are_the_counters_increase_over_the_window(report) -> None:

@@ -12,7 +12,7 @@ from gpu_platform.stack_files import load_plan
 from gpu_platform.spec import load_stack_config
 from simulator import synthetic
 from simulator.metrics import compute
-from simulator.replay import Event, Run, objects_for
+from simulator.replay import Event, Run, Timing, objects_for
 from simulator.stackfile import kubernetes_layer
 from simulator.trace import TraceError, TraceJob, dump_csv, parse
 from tests.conftest import ROOT, plan_of, stack_doc
@@ -772,3 +772,35 @@ def test_the_autoscalers_delays_are_compressed_like_every_other_time(sim_plan) -
     assert (go_duration_s("1h30m", "x"), go_duration_s("90s", "x"), go_duration_s("500ms", "x")) == (5400.0, 90.0, 0.5)
     with pytest.raises(InputError, match="--scale-up-delay '5 minutes' is not a duration such as 30s, 10m or 1h30m"):
         go_duration_s("5 minutes", "--scale-up-delay")
+
+
+def test_finished_jobs_busy_and_idle_are_counted_as_the_live_report_counts_them(sim_plan) -> None:
+    """Every kind that runs to an end counts as a job once (its Workload Finished); a server (lws) ended by the
+    replay does not. A run's GPU time is its pods' hold; busy that at the run's trace busy fraction."""
+    jobs = [TraceJob(0, 0.0, "solo", "fill", 8, 1, 3600.0, busy=0.25, kind="jobset"),
+            TraceJob(1, 0.0, "solo", "fill", 8, 1, 1800.0, kind="trainjob"),
+            TraceJob(2, 0.0, "left", "share", 8, 1, 1800.0, kind="rayjob"),
+            TraceJob(3, 0.0, "right", "share", 8, 1, 3600.0, busy=0.5, kind="lws"),
+            TraceJob(4, 1800.0, "left", "share", 8, 1, 1800.0, outcome="failed")]
+    ev = [(0, i, "submitted", "", 0, "") for i in range(4)] + [(0, i, "admitted", f, 8, "") for i, f in
+                                                                 ((0, "fill"), (1, "fill"), (2, "share"), (3, "share"))]
+    ev += [(60, 0, "running", "fill", 8, ""), (0, 1, "running", "fill", 8, ""), (0, 2, "running", "share", 8, ""),
+           (0, 3, "running", "share", 8, ""),
+           (1800, 1, "finished", "fill", 8, "Succeeded"), (1800, 2, "finished", "share", 8, "Succeeded"),
+           (1800, 4, "submitted", "", 0, ""), (1800, 4, "admitted", "share", 8, ""), (1800, 4, "running", "share", 8, ""),
+           (3600, 0, "finished", "fill", 8, "Succeeded"), (3600, 3, "finished", "share", 8, "Succeeded"),
+           (3600, 4, "finished", "share", 8, "Failed")]
+    run = _run(jobs, sorted(ev), 3600)
+    # left's failed run: its pod ended at 3000 s, Kueue gave the quota back at 3600 s
+    run.timings = [Timing(4, 1800.0, 3600.0, 1800.0, running=1800.0, ended=3000.0)]
+    r = compute(run, sim_plan)
+    solo, left, right = r["teams"]["solo"], r["teams"]["left"], r["teams"]["right"]
+    assert (solo["finished"], left["finished"], left["failed"], right["finished"], r["jobs_finished"]) == (2, 1, 1, 0, 3)
+    # solo: 8 GPUs for the hour, 8 for half of it; busy 8 x 0.25 from the minute its pod ran, 8 x 1 for half an hour
+    assert (solo["allocated_gpu_hours"], solo["busy_gpu_hours"], solo["idle_gpu_hours"]) == (12.0, 5.9667, 6.0333)
+    # a run's own GPU time is its pod's hold (1800 to 3000 s), not the quota it held (to 3600 s)
+    assert (left["allocated_gpu_hours"], left["busy_gpu_hours"], left["failed_gpu_hours"]) == (8.0, 6.6667, 2.6667)
+    assert left["idle_gpu_hours"] == 1.3333
+    assert (right["busy_gpu_hours"], right["finished_gpu_hours"]) == (4.0, 8.0)
+    # every pool at capacity for the hour: fill 2 x $55.04, share and lend 2 x $30.131 each, over 3 finished jobs
+    assert r["cost"]["usd_per_finished_job"] == round((2 * 55.04 + 4 * 30.131) / 3, 2)
