@@ -148,6 +148,7 @@ def queries(plan: Plan) -> dict[str, str]:
         "waits": f"sum by (cluster_queue, le) (kueue_admission_wait_time_seconds_bucket{{{r}}})",
         "evictions": f"sum by (cluster_queue, reason, underlying_cause) (kueue_evicted_workloads_total{{{r}}})",
         "admissions": f"sum by (cluster_queue) (kueue_admitted_workloads_total{{{r}}})",
+        "workload_states": f"count({uw.WORKLOAD_CONDITION_METRIC})",
     }
 
 
@@ -165,6 +166,7 @@ WHAT = {
     "waits": "admission wait times (Kueue)",
     "evictions": "evictions (Kueue)",
     "admissions": "admissions (Kueue)",
+    "workload_states": "Kueue Workloads' conditions (kube-state-metrics custom resource state)",
 }
 
 
@@ -185,6 +187,7 @@ def gather(prom: Prometheus, plan: Plan, win: Window) -> dict[str, Any]:
     for name in COUNTERS:
         raw[name] = {"end": prom.query(q[name], win.last, WHAT[name]),
                      "start": prom.query(q[name], win.first - win.step, WHAT[name])}
+    raw["workload_states"] = prom.query(q["workload_states"], win.last, WHAT["workload_states"])
     return raw
 
 
@@ -314,9 +317,17 @@ def _iso(t: float) -> str:
 def build(prom: Prometheus, plan: Plan, win: Window, pending: Callable[[], tuple[list[Any], str]] | None,
           time_scale: float = 1.0) -> dict[str, Any]:
     """Gather, compute, and add the pending workloads (or why they could not be read)."""
-    report = compute(gather(prom, plan, win), plan, win, time_scale)
+    raw = gather(prom, plan, win)
+    report = compute(raw, plan, win, time_scale)
     report["prometheus"] = prom.url
     report["pending"], report["pending_source"], report["unavailable"] = [], None, []
+    if not raw["workload_states"]:
+        # GPUs were allocated in the window (gather refuses otherwise), so Workloads exist: a Prometheus without
+        # their series lacks kube-state-metrics' Workload configuration, and a silent 0 would read as no job done.
+        report["unavailable"].append(
+            f"finished jobs: {prom.url} has no {uw.WORKLOAD_CONDITION_METRIC} series (kube-state-metrics needs the "
+            "custom resource state of Kueue's Workloads: docs/report.md, 'Against another cluster's Prometheus'); "
+            "jobs finished and cost per finished job read 0")
     if pending is not None:
         try:
             items, source = pending()

@@ -87,6 +87,7 @@ def canned() -> dict[tuple[str, str], list[dict[str, Any]]]:
         ("evictions", "start"): [vector({"cluster_queue": "nlp", "reason": "Preempted", "underlying_cause": ""}, 1)],
         ("admissions", "end"): [vector({"cluster_queue": "vision"}, 5), vector({"cluster_queue": "nlp"}, 4)],
         ("admissions", "start"): [vector({"cluster_queue": "vision"}, 3)],
+        ("workload_states", "end"): [vector({}, 9)],
     }
 
 
@@ -159,6 +160,24 @@ def test_runs_are_counted_by_how_their_pods_ended(report) -> None:
     assert nlp["failed_gpu_hours"] == 1.0
     assert nlp["preempted_gpu_hours"] == pytest.approx(14 * 4 / 60)
     assert (vision["jobs_finished"], vision["jobs_failed"], nlp["jobs_finished"], nlp["jobs_failed"]) == (1, 0, 0, 1)
+
+
+def test_the_report_reads_every_source_it_needs_from_a_complete_prometheus(report) -> None:
+    assert report["unavailable"] == []
+
+
+def test_a_prometheus_without_the_workload_states_says_finished_jobs_are_not_counted() -> None:
+    """A cluster's kube-state-metrics without the Workload configuration: the report says so, not 'no job done'."""
+    answers = {k: v for k, v in canned().items() if k[0] != "workload_states"}
+    f = FakePrometheus(answers)
+    try:
+        r = ur.build(Prometheus(f.url), plan_of("local"), ur.window(END, 3600), pending=None)
+    finally:
+        f.close()
+    [why] = r["unavailable"]
+    assert why.startswith("finished jobs: ") and "has no kube_kueue_workload_status_condition series" in why
+    assert "custom resource state of Kueue's Workloads" in why
+    assert "could not read finished jobs: " in ur.text(r, "local")
 
 
 def test_finished_jobs_count_every_job_kind_once_and_no_server() -> None:
