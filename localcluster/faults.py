@@ -41,6 +41,8 @@ from typing import Any, Callable, Iterable
 
 from gpu_platform import conventions as cv
 
+from .driver import LocalCluster
+
 ROOT = Path(__file__).resolve().parent.parent
 MANAGED_SELECTOR = f"{cv.MANAGED_BY}={cv.MANAGED_BY_VALUE}"
 # A step the CLI reports done, in its non-interactive progress lines (" +  kubernetes:...  name  created (0.1s)").
@@ -461,7 +463,9 @@ class Outage:
 def _stop_apiserver(cluster_dir: Path) -> float:
     """SIGTERM kube-apiserver (as `scripts/local-cluster stop` does) and wait for it to exit; returns when the
     signal was sent (it stops serving then, before its graceful shutdown ends)."""
-    pid = int((cluster_dir / "run" / "kube-apiserver.pid").read_text())
+    pid = LocalCluster(cluster_dir, 0, 0).pid("kube-apiserver")
+    if pid is None:
+        raise FaultError(f"kube-apiserver of {cluster_dir} is not running")
     sent = time.perf_counter()
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + 20
