@@ -19,7 +19,7 @@ import yaml
 from .api import Client
 from .autoscaler import SCALE_DOWN_DELAY_ENV, SCALE_UP_DELAY_ENV
 from .driver import ClusterError, LocalCluster, ensure_stack, pulumi_bin, pulumi_env, run
-from .toolcache import CACHE, CACHE_ENV  # noqa: F401  (CACHE: the simulator and the benchmarks import it here)
+from .toolcache import CACHE  # noqa: F401  (the simulator and the benchmarks import it here)
 
 # A step of starting or deploying failed; the message carries the command's output.
 SessionError = ClusterError

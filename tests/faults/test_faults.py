@@ -1,10 +1,11 @@
 """Faults on the real engine and the live local cluster (issue 17): a killed, failed or concurrent `up` loses
 nothing, controllers restarting lose no workload, drift is found and undone, secrets stay secret.
 
-One cluster (30443/21790) for the module, two stacks on it in turn (tests/faults/configs.py): the throwaway
-`local` config without checkpoints, then a synthetic checkpointed stack. The shared fault logic (kill at a
-seeded step, recovery, inventory of the cluster against the state) is tests/faults/scenarios.py over the
-runbook's localcluster/recovery.py, which bench/faults.py runs with the full trial counts; here each fault runs a couple of times.
+One cluster (30443/21790, or GPU_PLATFORM_FAULTS_APISERVER_PORT / _ETCD_PORT) for the module, two stacks on
+it in turn (tests/faults/configs.py): the throwaway `local` config without checkpoints, then a synthetic
+checkpointed stack. The shared fault logic (kill at a seeded step, recovery, inventory of the cluster against
+the state) is tests/faults/scenarios.py over the runbook's localcluster/recovery.py, which bench/faults.py
+runs with the full trial counts; here each fault runs a couple of times.
 
 The tests run in file order: each leaves its stack converged for the next.
 """
@@ -35,7 +36,7 @@ from tests.faults.configs import SECRET_KEY, ckpt_configs, kubectl_of, local_con
 from tests.live.conftest import wait_for
 from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, Cluster, Engine, new_engine, require, running_cluster
 
-PORTS = ("30443", "21790")
+PORTS = (os.environ.get("GPU_PLATFORM_FAULTS_APISERVER_PORT", "30443"), os.environ.get("GPU_PLATFORM_FAULTS_ETCD_PORT", "21790"))
 SEED = int(os.environ.get("GPU_PLATFORM_FAULTS_SEED", "17"))
 KILL_TRIALS = int(os.environ.get("GPU_PLATFORM_FAULTS_TRIALS", "2"))
 CKPT_TEAMS = int(os.environ.get("GPU_PLATFORM_FAULTS_TEAMS", "3"))  # bench.faults: 16-20
