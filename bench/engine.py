@@ -45,11 +45,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT, verdict
-from localcluster.toolcache import BIN, CACHE, CACHE_ENV
 from bench.synth import stack_config
+from localcluster.driver import LocalCluster, ensure_stack, pulumi_env
+from localcluster.toolcache import BIN
 from localcluster.signals import interrupt_on_sigterm
 
-VENV_BIN = ROOT / ".venv" / "bin"
 TOOLS = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes", "etcd", "kube-apiserver",
          "kube-controller-manager")
 # Apart from a user's `make up` cluster (16443/23790), the tests' (26443/24790, 27443/25790) and the
@@ -93,14 +93,6 @@ class Results:
     timings: dict[str, Timing] = field(default_factory=dict)
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PULUMI_", "KUBECONFIG", "LOCAL_CLUSTER_"))}
-    env["PATH"] = f"{VENV_BIN}:{BIN}:{env.get('PATH', '')}"
-    env["GPU_PLATFORM_PYTHON"] = str(VENV_BIN / "python")
-    env[CACHE_ENV] = str(CACHE)
-    return env
-
-
 def _run(cmd: list[str], env: dict[str, str], timeout: float = 3600, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if out.returncode != 0:
@@ -127,38 +119,40 @@ def _children_cpu() -> float:
 
 
 class Cluster:
-    """One fresh local cluster in its own state directory, stopped (and checked gone) on exit."""
+    """One fresh local cluster in its own state directory, stopped (and checked gone) on exit; the caller's
+    LOCAL_CLUSTER_* settings do not apply (every run's cluster is the same)."""
 
     def __init__(self, state: Path):
         self.state = state
-        self.env = {**_env(), "LOCAL_CLUSTER_WORKLOADS": "none", "LOCAL_CLUSTER_PROMETHEUS": "0", "LOCAL_CLUSTER_DIR": str(state), "LOCAL_CLUSTER_APISERVER_PORT": str(APISERVER_PORT),
-                    "LOCAL_CLUSTER_ETCD_PORT": str(ETCD_PORT)}
-        self.kubeconfig = state / "admin.kubeconfig"
+        self.driver = LocalCluster(state, APISERVER_PORT, ETCD_PORT, inherit_local_cluster=False)
+        self.env = self.driver.env()
+        self.kubeconfig = self.driver.kubeconfig
+        self.pids: dict[str, int] = {}
 
     def __enter__(self) -> "Cluster":
         for port in (APISERVER_PORT, ETCD_PORT, ETCD_PORT + 10):
             if not _port_free(port):
                 raise RuntimeError(f"port {port} is in use: set GPU_PLATFORM_BENCH_APISERVER_PORT / _ETCD_PORT")
         try:
-            _run([str(ROOT / "scripts" / "local-cluster"), "start"], self.env, timeout=600)
+            self.driver.start(timeout=600)
+            # Asked once: a lookup between two CPU readings would count towards the client's CPU.
+            for component in ("kube-apiserver", "etcd"):
+                pid = self.driver.pid(component)
+                if pid is None:
+                    raise RuntimeError(f"{component} is not running after local-cluster start")
+                self.pids[component] = pid
         except BaseException:
             self.__exit__()
             raise
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        subprocess.run([str(ROOT / "scripts" / "local-cluster"), "stop"], env=self.env, cwd=ROOT,
-                       capture_output=True, timeout=120)
-        left = subprocess.run(["pgrep", "-f", f"{self.state}/"], capture_output=True, text=True).stdout.strip()
+        left = self.driver.stop()
         if left:
             raise RuntimeError(f"local-cluster stop left processes of {self.state}: {left}")
 
     def server_cpu(self) -> float:
-        total = 0.0
-        for component in ("kube-apiserver", "etcd"):
-            pid = int((self.state / "run" / f"{component}.pid").read_text())
-            total += _proc_cpu(pid)
-        return total
+        return sum(_proc_cpu(pid) for pid in self.pids.values())
 
 
 def timed(label: str, cmd: list[str], env: dict[str, str], cluster: Cluster, units: int) -> tuple[Timing, str]:
@@ -200,28 +194,18 @@ def kubectl_floor(res: Results, tmp: Path, path: Path, label: str, extra: list[s
 
 
 class Stack:
-    """A fresh stack in a temporary file backend. `stack init` writes the passphrase salt into the
-    project directory's Pulumi.<stack>.yaml, so it runs in a scratch copy of the project file and the
-    salt is moved into the temporary config file: the repository stays untouched."""
+    """A fresh stack in a temporary file backend, its config (with the passphrase salt) in a temporary file:
+    the repository stays untouched (localcluster.driver.ensure_stack)."""
 
     def __init__(self, tmp: Path, teams: int, cluster: Cluster, extra_env: dict[str, str]):
         import yaml
 
         self.backend = tmp / "backend"
-        scratch = tmp / "project"
-        for d in (self.backend, scratch):
-            d.mkdir(parents=True)
-        shutil.copy(ROOT / "Pulumi.yaml", scratch / "Pulumi.yaml")
-        self.env = {**cluster.env, **extra_env, "KUBECONFIG": str(cluster.kubeconfig),
-                    "PULUMI_BACKEND_URL": f"file://{self.backend}", "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
-                    "PULUMI_SKIP_UPDATE_CHECK": "true", "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-                    "PULUMI_HOME": str(CACHE / "pulumi-home")}
-        Path(self.env["PULUMI_HOME"]).mkdir(parents=True, exist_ok=True)
-        _run([str(BIN / "pulumi"), "stack", "init", STACK, "--secrets-provider", "passphrase", "--non-interactive"],
-             self.env, cwd=scratch)
-        salt = yaml.safe_load((scratch / f"Pulumi.{STACK}.yaml").read_text())
+        tmp.mkdir(parents=True, exist_ok=True)
+        self.env = {**pulumi_env(self.backend, PASSPHRASE, base=cluster.env), **extra_env}
         self.config = tmp / f"Pulumi.{STACK}.yaml"
-        self.config.write_text(yaml.safe_dump({**salt, "config": stack_config(teams, addons=NO_ADDONS)}))
+        self.config.write_text(yaml.safe_dump({"config": stack_config(teams, addons=NO_ADDONS)}))
+        ensure_stack(self.env, STACK, self.config)
 
     def cmd(self, *args: str) -> list[str]:
         return [str(BIN / "pulumi"), *args, "--stack", STACK, "--config-file", str(self.config), "--non-interactive"]

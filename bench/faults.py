@@ -1,5 +1,6 @@
 """Fault benchmark: the full trial counts of tests/faults on one fresh local cluster (ports of its own,
-31443/20790), with the shared logic of localcluster/faults.py and the configs of tests/faults/configs.py.
+31443/20790), with the scenarios of tests/faults/scenarios.py (over the runbook's localcluster/recovery.py)
+and the configs of tests/faults/configs.py.
 
   local   the throwaway `local` config without checkpoints: --trials kills of `up` at seeded steps
           (alternating between configs A and B), each recovered as docs/runbook.md says and converged;
@@ -31,7 +32,8 @@ from typing import Any
 
 import yaml
 
-from localcluster import faults as F
+from localcluster import recovery as R
+from tests.faults import scenarios as F
 
 TOOLS = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes", "etcd", "kube-apiserver",
          "kube-controller-manager", "kube-scheduler", "kueue", "kwok", "helm")
@@ -120,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         ckpt = make_stack(engine, cluster, tmp, "faults-ckpt", ckpt_configs(args.teams), skip_checkpoints=False,
                         secret_config={SECRET_KEY: kubeconfig})
         ckpt.pulumi("config", "set", "--secret", SECRET_KEY, *ckpt.stack_args, input=kubeconfig)
-        kinds = F.kinds_of(set().union(*local.declared.values(), *ckpt.declared.values()))
-        local.baseline = ckpt.baseline = set(F.cluster_objects(kubectl_of(cluster), kinds))
+        kinds = R.kinds_of(set().union(*local.declared.values(), *ckpt.declared.values()))
+        local.baseline = ckpt.baseline = set(R.cluster_objects(kubectl_of(cluster), kinds))
         figures["objects"] = {"local": len(local.declared["A"]), "ckpt": len(ckpt.declared["A"]),
                               "ckpt_B": len(ckpt.declared["B"])}
 
@@ -162,11 +164,10 @@ def main(argv: list[str] | None = None) -> int:
                 "converged": sum(1 for c in conc if c["converged"]),
                 "refused_after_s_max": max((c["refused_after_s"] for c in conc), default=0)}
 
-        server = yaml.safe_load(cluster.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
         outages = []
         for i in range(args.outages if "outage" in parts else 0):
             target = "A" if ckpt.current != "A" else "B"
-            o = F.apiserver_outage(ckpt, target, cluster.state, cluster.env, server, at_step=3 + 5 * i)
+            o = F.apiserver_outage(ckpt, target, cluster.driver, at_step=3 + 5 * i)
             outages.append(o)
             progress(f"outage {i + 1}/{args.outages}: rc {o.rc}, failed {o.detect_s}s after the stop, names the "
                      f"cluster {o.names_cluster} ({o.message[:140]}); back in {o.restart_s}s, pending {o.pending}, "
@@ -217,7 +218,7 @@ def restart_round(local: F.StackRig, cluster) -> list[dict[str, Any]]:
     progress(f"restart round: {len(snap['workloads'])} workloads, {sum(snap['workloads'].values())} admitted")
     out = []
     for component in ("kueue", "kube-scheduler", "etcd"):
-        r = F.restart_component(component, cluster.env, local.kubectl)
+        r = F.restart_component(component, cluster.driver, local.kubectl)
         out.append({"component": component, "workloads": len(snap["workloads"]),
                     "admitted": sum(snap["workloads"].values()), "seconds": r.seconds, "lost": len(r.lost), "unadmitted": len(r.unadmitted),
                     "newly_admitted": len(r.newly_admitted), "recreated": len(r.recreated), "usage_equal": r.usage_equal})

@@ -7,12 +7,9 @@ caller's (its own ports, file backend and copy of the stack file, so nothing in 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import shutil
-import signal
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,35 +18,13 @@ import yaml
 
 from .api import Client
 from .autoscaler import SCALE_DOWN_DELAY_ENV, SCALE_UP_DELAY_ENV
+from .driver import ClusterError, LocalCluster, ensure_stack, pulumi_bin, pulumi_env, run
 from .prometheus import SCRAPE_INTERVAL_ENV
-from .toolcache import CACHE, CACHE_ENV
+from .toolcache import CACHE  # noqa: F401  (the simulator and the benchmarks import it here)
 
-ROOT = Path(__file__).resolve().parent.parent
-LOCAL_CLUSTER = ROOT / "scripts" / "local-cluster"
-
-
-class SessionError(RuntimeError):
-    """A step of starting or deploying failed; the message carries the command's output."""
-
-
-def _run(cmd: list[str], env: dict[str, str], timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    # In a process group of its own, ended whole when this one is interrupted or times out: killing only
-    # `local-cluster start` would leave its kubectl and curl children holding the state lock, so the
-    # `local-cluster stop` of the clean-up would wait for them (its components run in sessions of their own
-    # and are stopped by that `stop`).
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise
-    out = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
-    if out.returncode != 0:
-        raise SessionError(f"{' '.join(cmd[:3])} ... exited {out.returncode}:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
-    return out
+# A step of starting or deploying failed; the message carries the command's output.
+SessionError = ClusterError
+PASSPHRASE = "throwaway-simulation-stack"
 
 
 @dataclass
@@ -83,38 +58,25 @@ class Session:
     def config_file(self) -> Path:
         return self.state / f"Pulumi.{self.stack}.yaml"
 
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PULUMI_", "KUBECONFIG"))}
-        env["PATH"] = f"{ROOT / '.venv' / 'bin'}:{CACHE / 'bin'}:{env.get('PATH', '')}"
-        env.update({
-            "LOCAL_CLUSTER_DIR": str(self.cluster_dir),
-            "LOCAL_CLUSTER_APISERVER_PORT": str(self.apiserver_port),
-            "LOCAL_CLUSTER_ETCD_PORT": str(self.etcd_port),
-            "LOCAL_CLUSTER_STACK": str(self.config_file),
-            # The controllers the caller runs (LOCAL_CLUSTER_WORKLOADS, local-cluster.md): none unless asked
-            # (simulate asks for the ones its trace's kinds need).
-            "LOCAL_CLUSTER_WORKLOADS": self.workloads,
-            # Prometheus scrapes every 15 s: a compressed replay outruns it (what-if.md), so it is not started.
-            "LOCAL_CLUSTER_PROMETHEUS": "1" if self.prometheus else "0",
-            CACHE_ENV: str(CACHE),
-            "KUBECONFIG": str(self.kubeconfig),
-            "PULUMI_BACKEND_URL": f"file://{self.state / 'backend'}",
-            "PULUMI_CONFIG_PASSPHRASE": "throwaway-simulation-stack",
-            "PULUMI_SKIP_UPDATE_CHECK": "true",
-            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-            "PULUMI_HOME": str(CACHE / "pulumi-home"),
-            # A throwaway stack: state saved once per update (README, Performance).
-            "PULUMI_SKIP_CHECKPOINTS": "true",
-        })
-        if self.scrape_interval:
-            env[SCRAPE_INTERVAL_ENV] = self.scrape_interval
+    def cluster(self) -> LocalCluster:
+        settings = {}
         if self.pods_ready_timeout:
-            env["LOCAL_CLUSTER_PODS_READY_TIMEOUT"] = self.pods_ready_timeout
+            settings["LOCAL_CLUSTER_PODS_READY_TIMEOUT"] = self.pods_ready_timeout
         if self.scale_up_delay:
-            env[SCALE_UP_DELAY_ENV] = self.scale_up_delay
+            settings[SCALE_UP_DELAY_ENV] = self.scale_up_delay
         if self.scale_down_delay:
-            env[SCALE_DOWN_DELAY_ENV] = self.scale_down_delay
-        return env
+            settings[SCALE_DOWN_DELAY_ENV] = self.scale_down_delay
+        if self.scrape_interval:
+            settings[SCRAPE_INTERVAL_ENV] = self.scrape_interval
+        # The controllers the caller runs (LOCAL_CLUSTER_WORKLOADS, local-cluster.md): none unless asked
+        # (simulate asks for the ones its trace's kinds need). Prometheus scrapes every 15 s: a compressed
+        # replay outruns it (what-if.md), so it is started only when asked (at a shorter scrape_interval).
+        return LocalCluster(self.cluster_dir, self.apiserver_port, self.etcd_port, stack=self.config_file,
+                            workloads=self.workloads, prometheus=self.prometheus, settings=settings)
+
+    def env(self) -> dict[str, str]:
+        """The cluster's and the CLI's environment: a throwaway stack, its state saved once per update."""
+        return pulumi_env(self.state / "backend", PASSPHRASE, skip_checkpoints=True, base=self.cluster().env())
 
     def start(self) -> float:
         """Start the cluster (nodes and Kueue from the stack file); seconds taken."""
@@ -122,29 +84,15 @@ class Session:
         (self.state / "backend").mkdir(exist_ok=True)
         if not self.config_file.exists():
             shutil.copy(self.stack_file, self.config_file)
-        started = time.perf_counter()
-        _run([str(LOCAL_CLUSTER), "start"], self.env(), timeout=900)
-        return time.perf_counter() - started
+        return self.cluster().start(timeout=900)
 
     def deploy(self) -> float:
         """`pulumi up` of the stack's Kubernetes layer onto the cluster; seconds taken."""
         env = self.env()
-        pulumi = str(CACHE / "bin" / "pulumi") if (CACHE / "bin" / "pulumi").exists() else "pulumi"
-        project_file = ROOT / f"Pulumi.{self.stack}.yaml"
-        if subprocess.run([pulumi, "stack", "select", self.stack, "--non-interactive"], cwd=ROOT, env=env,
-                          capture_output=True).returncode != 0:
-            _run([pulumi, "stack", "init", self.stack, "--secrets-provider", "passphrase", "--non-interactive"], env)
-            # `stack init` writes the passphrase salt into Pulumi.<stack>.yaml in the project: keep it with
-            # our copy so the checkout stays clean.
-            if project_file.exists():
-                salt = yaml.safe_load(project_file.read_text()) or {}
-                project_file.unlink()
-                doc = yaml.safe_load(self.config_file.read_text())
-                doc.update({k: v for k, v in salt.items() if k != "config"})
-                self.config_file.write_text(yaml.safe_dump(doc, sort_keys=False))
+        ensure_stack(env, self.stack, self.config_file)
         started = time.perf_counter()
-        _run([pulumi, "up", "--yes", "--skip-preview", "--stack", self.stack, "--config-file", str(self.config_file),
-              "--non-interactive"], env, timeout=1800)
+        run([pulumi_bin(), "up", "--yes", "--skip-preview", "--stack", self.stack, "--config-file",
+             str(self.config_file), "--non-interactive"], env, timeout=1800)
         return time.perf_counter() - started
 
     def use_config(self, stack_file: Path) -> None:
@@ -160,4 +108,4 @@ class Session:
         return Client.from_kubeconfig(self.kubeconfig)
 
     def stop(self) -> None:
-        subprocess.run([str(LOCAL_CLUSTER), "stop"], cwd=ROOT, env=self.env(), capture_output=True, timeout=120)
+        self.cluster().stop()

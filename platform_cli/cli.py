@@ -1,4 +1,4 @@
-"""`python -m platform_cli`: validate | plan | render | check | nodes | job | kueue-config | simulate | report | plugins | config-reference.
+"""`python -m platform_cli`: validate | plan | render | check | nodes | job | kueue-config | simulate | report | inventory | plugins | config-reference.
 
 Exit codes: 0 ok, 1 policy violations (check), 2 invalid input (bad config, bad YAML, missing file).
 No traceback reaches the user for any bad input: every error names the file or config path.
@@ -192,6 +192,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_inventory(args: argparse.Namespace) -> int:
+    from .inventory import run_inventory
+
+    return run_inventory(args.stack, args.config_file, args.ignore)
+
+
 def cmd_config_reference(args: argparse.Namespace) -> int:
     from .config_reference import stale, write
 
@@ -279,6 +285,15 @@ def parser() -> argparse.ArgumentParser:
                     help="sign queries with AWS SigV4 (Amazon Managed Service for Prometheus) using the default AWS "
                          "credential chain; the region defaults to the workspace URL's")
     rp.set_defaults(func=cmd_report)
+    iv = sub.add_parser("inventory", help="after a recovery (docs/runbook.md): the platform objects of the cluster of "
+                                          "KUBECONFIG that stack S's state does not list, and what the state or the "
+                                          "program declares that the cluster lacks; exit 1 when any")
+    iv.add_argument("--stack", required=True)
+    iv.add_argument("--config-file", help="the stack file (default Pulumi.<stack>.yaml)")
+    iv.add_argument("--ignore", action="append", default=[], metavar="KIND/[NS/]NAME",
+                    help="labelled objects that are not the stack's, e.g. Namespace/kueue-system on the local "
+                         "cluster (scripts/local-cluster makes it in place of the Kueue release)")
+    iv.set_defaults(func=cmd_inventory)
     cr = sub.add_parser("config-reference",
                         help="write docs/config-reference.md and the JSON Schemas from the spec models")
     cr.add_argument("--check", action="store_true", help="exit 1 when a committed file differs, write nothing")

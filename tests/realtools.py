@@ -7,7 +7,6 @@ Under CI a missing tool fails the test; elsewhere it skips with the command that
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 from contextlib import contextmanager
@@ -16,10 +15,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
-from localcluster.toolcache import BIN, CACHE, CACHE_ENV
-from tests.conftest import ROOT, require_tools
+from localcluster import driver
+from localcluster.driver import LocalCluster
+from localcluster.toolcache import BIN
+from tests.conftest import require_tools
 
-VENV_BIN = ROOT / ".venv" / "bin"
 LOCAL_PASSPHRASE = "local-only-passphrase"  # documented default, local stack only
 ENGINE_TOOLS = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes")
 CLUSTER_TOOLS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kueue", "kwok", "helm")
@@ -35,7 +35,7 @@ def require(tools: tuple[str, ...]) -> None:
 
 def run(cmd: list[str], env: dict[str, str], timeout: float = 900, check: bool = True,
         input: str | None = None) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, input=input)
+    result = driver.run(cmd, env, timeout=timeout, check=False, input=input)
     if check and result.returncode != 0:
         raise AssertionError(
             f"{' '.join(cmd)} exited {result.returncode}\n--- stdout\n{result.stdout[-6000:]}\n--- stderr\n{result.stderr[-6000:]}"
@@ -44,20 +44,25 @@ def run(cmd: list[str], env: dict[str, str], timeout: float = 900, check: bool =
 
 
 def base_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PULUMI_", "KUBECONFIG"))}
-    env["PATH"] = f"{VENV_BIN}:{BIN}:{env.get('PATH', '')}"
-    env["GPU_PLATFORM_PYTHON"] = str(VENV_BIN / "python")
-    return env
+    """The caller's environment for the real tools (localcluster.driver.tool_env)."""
+    return driver.tool_env()
 
 
 @dataclass
 class Cluster:
-    state: Path
-    env: dict[str, str]
+    driver: LocalCluster
+
+    @property
+    def state(self) -> Path:
+        return self.driver.state
+
+    @property
+    def env(self) -> dict[str, str]:
+        return self.driver.env()
 
     @property
     def kubeconfig(self) -> Path:
-        return self.state / "admin.kubeconfig"
+        return self.driver.kubeconfig
 
     def kubectl(self, *args: str, check: bool = True, input: str | None = None,
                 kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -68,8 +73,7 @@ class Cluster:
         return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
 
     def user(self, name: str, *groups: str) -> Path:
-        out = run([str(ROOT / "scripts" / "local-cluster"), "user", name, *groups], self.env, timeout=60)
-        return Path(out.stdout.strip().splitlines()[-1])
+        return self.driver.user(name, *groups)
 
 
 @dataclass
@@ -91,52 +95,38 @@ class Engine:
         return result
 
     def ensure_stack(self, stack: str, config_file: Path | None = None) -> None:
-        """Create the stack in this session's backend. For a stack whose config lives outside the repo,
-        `stack init` still writes the passphrase salt into Pulumi.<stack>.yaml in the project: move it
-        into the config file so the checkout stays clean."""
-        if self.pulumi("stack", "select", stack, check=False).returncode == 0:
-            return
-        project_file = ROOT / f"Pulumi.{stack}.yaml"
-        existed = project_file.exists()
-        self.pulumi("stack", "init", stack, "--secrets-provider", "passphrase")
-        if config_file is not None and not existed and project_file.exists():
-            salt = project_file.read_text()
-            project_file.unlink()
-            config_file.write_text(config_file.read_text().rstrip("\n") + "\n" + salt)
+        """Create the stack in this session's backend (localcluster.driver.ensure_stack: a config file
+        outside the checkout gets the passphrase salt, the checkout stays clean)."""
+        driver.ensure_stack(self.env, stack, config_file)
 
+
+def local_cluster(state: Path, apiserver_port: str, etcd_port: str,
+                  extra: dict[str, str] | None = None) -> LocalCluster:
+    """A cluster in STATE on the given ports; EXTRA: LOCAL_CLUSTER_* settings. No workload controller and
+    no Prometheus unless a test asks ("" runs the stack's controllers): they cost start time and CPU, and
+    only the live layer's tests use them (tests/live/conftest.py)."""
+    return LocalCluster(state, apiserver_port, etcd_port, settings=dict(extra or {}))
 
 
 def cluster_env(state: Path, apiserver_port: str, etcd_port: str,
                 extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of `scripts/local-cluster` for a cluster in STATE on the given ports."""
-    env = base_env()
-    env.update({
-        "LOCAL_CLUSTER_DIR": str(state),
-        "LOCAL_CLUSTER_APISERVER_PORT": apiserver_port,
-        "LOCAL_CLUSTER_ETCD_PORT": etcd_port,
-        CACHE_ENV: str(CACHE),
-        # No workload controller unless a test asks ("" runs the stack's): they cost start time and CPU, and
-        # only the live layer's tests use them (tests/live/conftest.py).
-        "LOCAL_CLUSTER_WORKLOADS": "none",
-        "LOCAL_CLUSTER_PROMETHEUS": "0",
-        **(extra or {}),
-    })
-    return env
+    return local_cluster(state, apiserver_port, etcd_port, extra).env()
 
 
 def start_cluster(state: Path, apiserver_port: str, etcd_port: str, label: str,
                   extra: dict[str, str] | None = None) -> Cluster:
     """`scripts/local-cluster start` in STATE on the given ports (extra: LOCAL_CLUSTER_* settings)."""
-    env = cluster_env(state, apiserver_port, etcd_port, extra)
-    started = time.perf_counter()
-    run([str(ROOT / "scripts" / "local-cluster"), "start"], env, timeout=600)
-    TIMINGS[f"{label} cluster start"] = round(time.perf_counter() - started, 1)
-    return Cluster(state=state, env={**env, "KUBECONFIG": str(state / "admin.kubeconfig")})
+    c = Cluster(local_cluster(state, apiserver_port, etcd_port, extra))
+    try:
+        TIMINGS[f"{label} cluster start"] = round(c.driver.start(timeout=600), 1)
+    except driver.ClusterError as err:
+        raise AssertionError(str(err)) from None
+    return c
 
 
 def stop_cluster(c: Cluster) -> None:
-    run([str(ROOT / "scripts" / "local-cluster"), "stop"], c.env, timeout=120, check=False)
-    left = processes_under(c.state)
+    left = c.driver.stop()
     assert left == [], f"processes left behind: {left}"
 
 
@@ -167,17 +157,7 @@ def wait_for_file(proc: subprocess.Popen[str], under: Path, pattern: str, what: 
 
 
 def new_engine(backend: Path) -> Engine:
-    backend.mkdir(parents=True, exist_ok=True)
-    env = base_env()
-    env.update({
-        "PULUMI_BACKEND_URL": f"file://{backend}",
-        "PULUMI_CONFIG_PASSPHRASE": LOCAL_PASSPHRASE,
-        "PULUMI_SKIP_UPDATE_CHECK": "true",
-        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-        "PULUMI_HOME": str(CACHE / "pulumi-home"),
-    })
-    Path(env["PULUMI_HOME"]).mkdir(parents=True, exist_ok=True)
-    return Engine(env=env)
+    return Engine(env=driver.pulumi_env(backend, LOCAL_PASSPHRASE))
 
 
 def resources_in_state(engine: Engine, stack: str) -> list[dict[str, Any]]:

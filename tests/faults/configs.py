@@ -19,8 +19,9 @@ from typing import Any
 import yaml
 
 from bench.synth import platform
-from localcluster import faults as F
+from platform_cli.inventory import declared_objects
 from tests.conftest import platform_raw
+from tests.faults import scenarios as F
 from tests.realtools import BIN, Cluster, Engine
 
 SECRET_KEY = "gpu-platform:worker1Kubeconfig"
@@ -64,7 +65,7 @@ def ckpt_configs(teams: int) -> dict[str, dict[str, Any]]:
 
 
 def kubectl_of(c: Cluster):
-    """kubectl as the cluster's admin, for localcluster.faults."""
+    """kubectl as the cluster's admin, for the scenarios and the inventory."""
 
     def kubectl(*args: str) -> subprocess.CompletedProcess:
         return c.kubectl(*args)
@@ -81,5 +82,5 @@ def make_stack(engine: Engine, cluster: Cluster, tmp: Path, name: str, configs: 
     if skip_checkpoints:
         env["PULUMI_SKIP_CHECKPOINTS"] = "true"   # as scripts/pulumi-env runs the throwaway local stack
     extra = secret_config or {}
-    declared = {label: F.declared_objects({"gpu-platform:platform": p, **extra}) for label, p in configs.items()}
+    declared = {label: declared_objects({"gpu-platform:platform": p, **extra}) for label, p in configs.items()}
     return F.StackRig(name, config_file, str(BIN / "pulumi"), env, kubectl_of(cluster), configs, declared)

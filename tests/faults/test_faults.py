@@ -1,10 +1,11 @@
 """Faults on the real engine and the live local cluster: a killed, failed or concurrent `up` loses
 nothing, controllers restarting lose no workload, drift is found and undone, secrets stay secret.
 
-One cluster (30443/21790) for the module, two stacks on it in turn (tests/faults/configs.py): the throwaway
-`local` config without checkpoints, then a synthetic checkpointed stack. The shared fault logic (kill at a
-seeded step, recovery, inventory of the cluster against the state) is localcluster/faults.py, which
-bench/faults.py runs with the full trial counts; here each fault runs a couple of times.
+One cluster (30443/21790, or GPU_PLATFORM_FAULTS_APISERVER_PORT / _ETCD_PORT) for the module, two stacks on
+it in turn (tests/faults/configs.py): the throwaway `local` config without checkpoints, then a synthetic
+checkpointed stack. The shared fault logic (kill at a seeded step, recovery, inventory of the cluster against
+the state) is tests/faults/scenarios.py over the runbook's localcluster/recovery.py, which bench/faults.py
+runs with the full trial counts; here each fault runs a couple of times.
 
 The tests run in file order: each leaves its stack converged for the next.
 """
@@ -28,13 +29,14 @@ from gpu_platform import conventions as cv
 from gpu_platform.jobs import JobRequest, job
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import load_platform
-from localcluster import faults as F
+from localcluster import recovery as R
 from tests.conftest import ROOT
+from tests.faults import scenarios as F
 from tests.faults.configs import SECRET_KEY, ckpt_configs, kubectl_of, local_configs, make_stack
 from tests.live.conftest import wait_for
 from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, Cluster, Engine, new_engine, require, running_cluster
 
-PORTS = ("30443", "21790")
+PORTS = (os.environ.get("GPU_PLATFORM_FAULTS_APISERVER_PORT", "30443"), os.environ.get("GPU_PLATFORM_FAULTS_ETCD_PORT", "21790"))
 SEED = int(os.environ.get("GPU_PLATFORM_FAULTS_SEED", "17"))
 KILL_TRIALS = int(os.environ.get("GPU_PLATFORM_FAULTS_TRIALS", "2"))
 CKPT_TEAMS = int(os.environ.get("GPU_PLATFORM_FAULTS_TEAMS", "3"))  # bench.faults: 16-20
@@ -71,8 +73,8 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
                       secret_config={SECRET_KEY: kubeconfig})
         # The value from stdin: never on a command line, never in a file of the checkout.
         ckpt.pulumi("config", "set", "--secret", SECRET_KEY, *ckpt.stack_args, input=kubeconfig)
-        kinds = F.kinds_of(set().union(*local.declared.values(), *ckpt.declared.values()))
-        baseline = set(F.cluster_objects(kubectl_of(cluster), kinds))   # local-cluster's kueue-system namespace
+        kinds = R.kinds_of(set().union(*local.declared.values(), *ckpt.declared.values()))
+        baseline = set(R.cluster_objects(kubectl_of(cluster), kinds))   # local-cluster's kueue-system namespace
         local.baseline = ckpt.baseline = baseline
         yield Rig(cluster, engine, tmp, local, ckpt, token, kubeconfig)
 
@@ -144,7 +146,7 @@ def test_controllers_restarting_lose_no_workload_and_keep_quota_usage(rig: Rig) 
     try:
         wait_for(settled, 90, "four of five jobs admitted and the ClusterQueues' usage showing them")
         for component in ("kueue", "kube-scheduler", "etcd"):
-            r = F.restart_component(component, c.env, kubectl)
+            r = F.restart_component(component, c.driver, kubectl)
             TIMINGS[f"faults: restart {component}"] = r.seconds
             assert r.lost == [], f"{component}: workloads lost {r.lost}"
             assert r.unadmitted == [], f"{component}: admitted workloads lost their admission {r.unadmitted}"
@@ -189,8 +191,8 @@ def test_destroy_of_the_local_stack_leaves_no_platform_object(rig: Rig) -> None:
     """And frees the cluster for the checkpointed stack (they share the platform's cluster-scoped objects)."""
     stack = rig.local
     stack.pulumi("destroy", "--yes", "--skip-preview", *stack.stack_args)
-    kinds = F.kinds_of(set().union(*stack.declared.values()))
-    left = set(F.cluster_objects(stack.kubectl, kinds)) - stack.baseline
+    kinds = R.kinds_of(set().union(*stack.declared.values()))
+    left = set(R.cluster_objects(stack.kubectl, kinds)) - stack.baseline
     assert left == set(), sorted(left)[:10]
 
 
@@ -210,14 +212,14 @@ def test_two_ups_at_once_one_proceeds_the_other_is_refused_with_the_lock_named(r
     assert r.lock_named, "the refusal does not name the running update's lock (its pid)"
     TIMINGS["faults: second concurrent up refused after"] = r.second_s
     exported = stack.export()
-    assert F.pending_operations(exported) == []
+    assert R.pending_operations(exported) == []
     _assert_converged(stack, "A", "after two concurrent ups")
 
 
 def test_api_server_stopped_mid_up_fails_fast_naming_the_cluster_and_the_next_up_converges(rig: Rig) -> None:
     c = rig.cluster
     server = yaml.safe_load(c.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
-    o = F.apiserver_outage(rig.ckpt, "B", c.state, c.env, server, timeout=OUTAGE_BOUND_S + 60)
+    o = F.apiserver_outage(rig.ckpt, "B", c.driver, timeout=OUTAGE_BOUND_S + 60)
     TIMINGS["faults: API server stopped -> up fails"] = o.detect_s
     TIMINGS["faults: cluster back + converging up"] = round(o.restart_s + o.converge_s, 1)
     assert o.running_at_stop, f"the `up` ended before the API server stopped: {o.message}"

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from gpu_platform import conventions as cv
 from gpu_platform.images import DEFAULT_ALLOWED_REGISTRIES
-from tests.live.conftest import Live, ROOT, run, wait_for
+from tests.live.conftest import Live, wait_for
 from tests.live.test_tenants import pod, refused
 
 IMAGES = f"ValidatingAdmissionPolicy '{cv.TENANT_IMAGE_POLICY}'"
@@ -123,7 +123,7 @@ def test_a_ttl_cannot_be_removed_after_submission(platform: Live) -> None:
 
 
 def _audit_events(live: Live) -> Callable[[Callable[[dict[str, Any]], bool]], list[dict[str, Any]]]:
-    path = Path(run([str(ROOT / "scripts" / "local-cluster"), "audit-log"], live.cluster.env).stdout.strip())
+    path = Path(live.cluster.driver.script("audit-log", timeout=60).stdout.strip())
 
     def matching(pred: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
         if not path.exists():

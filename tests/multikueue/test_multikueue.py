@@ -30,10 +30,9 @@ from gpu_platform import conventions as cv
 from gpu_platform.stack_files import load_plan
 from gpu_platform.jobs import JobRequest, job
 from gpu_platform.plan import Plan
-from tests.conftest import ROOT
 from tests.live.conftest import condition, is_true, wait_for
 from tests.realtools import (
-    CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, Cluster, Engine, new_engine, require, run, running_cluster,
+    CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, Cluster, Engine, new_engine, require, running_cluster,
 )
 
 FIXTURE = Path(__file__).with_name("stack.yaml")
@@ -151,8 +150,7 @@ def mk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MK]:
         engine.ensure_stack("mk-worker", worker_file)
         engine.timed("pulumi up (MultiKueue worker)", "up", "--yes", "--stack", "mk-worker", "--config-file",
                      str(worker_file), extra_env={"KUBECONFIG": str(worker.kubeconfig)})
-        out = run([str(ROOT / "scripts" / "local-cluster"), "multikueue-kubeconfig", str(tmp / "worker-1.kubeconfig")],
-                  worker.env, timeout=120)
+        out = worker.driver.script("multikueue-kubeconfig", str(tmp / "worker-1.kubeconfig"), timeout=120)
         kubeconfig = Path(out.stdout.strip().splitlines()[-1]).read_text()
         token = yaml.safe_load(kubeconfig)["users"][0]["user"]["token"]
         with running_cluster(tmp / "manager", *MANAGER_PORTS, "multikueue manager",
@@ -257,8 +255,7 @@ def test_zz_a_lost_worker_keeps_its_job_until_the_timeout_then_it_is_evicted_and
         return pods[0]["metadata"]["name"] if pods else None
 
     first_run = wait_for(worker_pod, 90, "running on the worker")
-    local_cluster = str(ROOT / "scripts" / "local-cluster")
-    subprocess.run([local_cluster, "stop"], env=mk.worker.env, capture_output=True, timeout=120, check=True)
+    mk.worker.driver.script("stop", timeout=120)
     lost = time.perf_counter()
     time.sleep(WORKER_LOST_TIMEOUT_S / 2)
     wl = mk.workload(mk.manager, "long-running")
@@ -279,7 +276,7 @@ def test_zz_a_lost_worker_keeps_its_job_until_the_timeout_then_it_is_evicted_and
     check = wl["status"]["admissionChecks"][0]
     assert check["state"] in ("Pending", "Retry"), check
     assert not wl["status"].get("clusterName"), wl["status"]
-    run([local_cluster, "start"], mk.worker.env, timeout=600)
+    mk.worker.driver.start(timeout=600)
     back = wait_for(lambda: (w := mk.workload(mk.manager, "long-running")) and is_true(w, "Requeued")
                     and w["status"]["admissionChecks"][0]["state"] == "Ready" and w, 180,
                     "requeued and dispatched again once the worker is back")

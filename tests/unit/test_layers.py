@@ -26,12 +26,17 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "components": frozenset({"gpu_platform"}),
     "harness": frozenset({"gpu_platform"}),
     "policies": frozenset({"gpu_platform"}),
-    # The fault tooling (localcluster/faults.py) renders the program to know what the platform declares.
-    "localcluster": frozenset({"gpu_platform", "components", "harness"}),
+    # Tooling for the live cluster and the runbook's recovery: it never renders the program (harness; what a
+    # stack declares comes from platform_cli/inventory.py, the fault scenarios are tests/faults' rigging), and
+    # only the local Prometheus and telemetry read the monitoring component's rules (LOCALCLUSTER_COMPONENTS).
+    "localcluster": frozenset({"gpu_platform", "components"}),
     "simulator": frozenset({"gpu_platform", "localcluster"}),
     # localcluster.signals: the CLI's `simulate` starts a cluster and stops it on SIGTERM as on Ctrl-C.
     "platform_cli": frozenset({"gpu_platform", "components", "harness", "policies", "simulator", "localcluster"}),
 }
+# The local cluster's Prometheus and GPU telemetry serve the rules and series the stack's monitoring deploys,
+# so they take them from the components; no other localcluster module may.
+LOCALCLUSTER_COMPONENTS = frozenset({"localcluster.prometheus", "localcluster.telemetry"})
 # The spec layer runs anywhere in milliseconds: the standard library, pydantic and yaml, nothing else.
 SPEC_THIRD_PARTY = frozenset({"pydantic", "yaml"})
 # The root program (what `pulumi up` runs) is the components' entry point and nothing more.
@@ -86,6 +91,15 @@ def violations(package: str) -> list[str]:
 @pytest.mark.parametrize("package", sorted(MAY_IMPORT))
 def test_a_package_imports_only_the_layers_below_it(package: str) -> None:
     assert violations(package) == []
+
+
+def test_localcluster_imports_components_only_for_its_prometheus() -> None:
+    """The fault scenarios that rendered the program moved to tests/faults/scenarios.py (harness is refused by
+    the contract above); a module bringing components back is named."""
+    offenders = [f"{path.relative_to(ROOT)} imports components" for module, path in modules_of("localcluster")
+                 if module not in LOCALCLUSTER_COMPONENTS
+                 and "components" in imports_of(path.read_text(), module, path.name == "__init__.py")]
+    assert offenders == [], f"only {sorted(LOCALCLUSTER_COMPONENTS)} may import components: {offenders}"
 
 
 def test_the_root_program_only_runs_the_components() -> None:

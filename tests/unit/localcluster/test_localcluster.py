@@ -187,7 +187,7 @@ def test_node_status_is_split_for_the_status_subresource() -> None:
 
 
 def test_a_killed_ups_empty_state_sidecar_is_removed_and_nothing_else(tmp_path: Path) -> None:
-    from localcluster.faults import repair_state_sidecars
+    from localcluster.recovery import repair_state_sidecars
 
     stacks = tmp_path / ".pulumi" / "stacks" / "gpu-platform"
     stacks.mkdir(parents=True)

@@ -157,3 +157,13 @@ def test_plan_shows_what_the_stack_manages_on_a_real_cluster(capsys) -> None:
     assert main(["plan", "--stack", "local", "--format", "json"]) == 0
     local = json.loads(capsys.readouterr().out)
     assert local["vpcCniNetworkPolicy"] is False and local["efaDevicePlugin"] is False
+
+
+def test_inventory_without_a_readable_state_exits_2_naming_the_command(monkeypatch, tmp_path: Path, capsys) -> None:
+    """The runbook's step 5 (`inventory`) on a stack the backend does not have: an error, not a traceback."""
+    fake = tmp_path / "pulumi"
+    fake.write_text("#!/bin/sh\necho 'error: no stack named nosuch found' >&2\nexit 255\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    assert main(["inventory", "--stack", "nosuch"]) == 2
+    assert "error: `pulumi stack export --stack nosuch` failed: error: no stack named nosuch found" in capsys.readouterr().err
