@@ -75,7 +75,7 @@ def test_an_unknown_component_is_refused_with_the_valid_ones(tmp_path: Path, arg
 def test_nothing_but_the_scripts_own_tests_reads_its_pid_files() -> None:
     """The pid files are the script's (`pid COMPONENT` answers); its start tests watch them appear."""
     own = {Path("tests/integration/test_local_cluster_start.py"), Path("tests/simulate/test_interrupt.py"),
-           Path("tests/unit/test_local_cluster_driver.py")}
+           Path("tests/unit/localcluster/test_local_cluster_driver.py")}
     pid_file = re.compile(r'"run"\s*/\s*f?"[^"]*\.pid"|run/[\w*{}-]+\.pid')
     readers = [str(p.relative_to(ROOT)) for p in ROOT.glob("*/**/*.py")
                if ".venv" not in p.parts and p.relative_to(ROOT) not in own and pid_file.search(p.read_text())]
