@@ -44,7 +44,6 @@ from __future__ import annotations
 import heapq
 import queue
 import statistics
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -63,6 +62,8 @@ from localcluster.api import WORKLOADS, ApiError, Client, path_of
 from . import kinds
 from .failures import Injected, NodeFailure, pick
 from .fidelity import OverheadEstimate, end_time
+from .progress import Printer, Progress, trace_done
+from .progress import line as progress_line
 from .trace import TraceJob
 
 NAME_PREFIX = "j"
@@ -236,6 +237,21 @@ def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["type"]: c for c in obj.get("status", {}).get("conditions", [])}
 
 
+def assignment(obj: dict[str, Any]) -> tuple[str, int]:
+    """A Workload's admission: the flavor of its GPU resource and the units it holds (else the first flavor, 0)."""
+    admission = obj.get("status", {}).get("admission") or {}
+    for ps in admission.get("podSetAssignments", []):
+        for resource, flavor in ps.get("flavors", {}).items():
+            if cv.is_gpu_resource(resource):
+                usage = ps.get("resourceUsage", {}).get(resource, "0")
+                return flavor, int(float(str(usage)))
+    for ps in admission.get("podSetAssignments", []):
+        flavors = ps.get("flavors", {})
+        if flavors:
+            return next(iter(flavors.values())), 0
+    return "", 0
+
+
 @dataclass
 class _Pod:
     """A trace job's pod as the watch last saw it."""
@@ -361,16 +377,7 @@ class _Watcher:
             self.run.events.append(Event(self.clock() * self.run.speed, index, kind, **kw))
 
     def _assignment(self, obj: dict[str, Any]) -> tuple[str, int]:
-        for ps in obj.get("status", {}).get("admission", {}).get("podSetAssignments", []):
-            for resource, flavor in ps.get("flavors", {}).items():
-                if cv.is_gpu_resource(resource):
-                    usage = ps.get("resourceUsage", {}).get(resource, "0")
-                    return flavor, int(float(str(usage)))
-        for ps in obj.get("status", {}).get("admission", {}).get("podSetAssignments", []):
-            flavors = ps.get("flavors", {})
-            if flavors:
-                return next(iter(flavors.values())), 0
-        return "", 0
+        return assignment(obj)
 
     def _job_of(self, obj: dict[str, Any]) -> int | None:
         """The trace job (or probe) of a Workload: its owner, the object Kueue manages for the job's kind, as
@@ -976,11 +983,11 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     def report() -> None:
         while not stop_progress.wait(0.5):
             if progress:
-                t = clock() * speed
-                progress(f"simulated {t / 3600:5.2f}/{horizon / 3600:.2f} h  submitted {submitted}/{len(due)}  "
-                         f"admitted {watcher.counts['admitted']}  finished {watcher.counts['finished']}  "
-                         f"preempted/evicted {watcher.counts['evicted']}"
-                         + (f"  nodes failed {len(run.failures)}" if failures is not None else ""))
+                wall = clock()
+                progress(progress_line(Progress(
+                    trace_done(wall * speed, horizon, due, submitted), horizon, wall, submitted, len(due), watcher.counts["finished"],
+                    watcher.counts["admitted"], watcher.counts["evicted"]),
+                    f"nodes failed {len(run.failures)}" if failures is not None else ""))
 
     reporter = threading.Thread(target=report, daemon=True)
     reporter.start()
@@ -1041,9 +1048,6 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     return run
 
 
-_last_plain = [0.0]
-
-
 def drain(client: Client, plan: Plan, timeout: float = 180) -> None:
     """Delete every job of the plan's teams (of every kind) and wait until no workload, pod or quota usage is
     left, and the pools that scale are back at their minimum (the next replay starts as this one did)."""
@@ -1084,11 +1088,5 @@ def wait_at_min(client: Client, plan: Plan, timeout: float) -> None:
         time.sleep(0.5)
 
 
-def terminal_progress(line: str) -> None:
-    """One line, rewritten in place on a terminal; elsewhere (CI logs) a plain line every 15 seconds."""
-    if sys.stderr.isatty():
-        sys.stderr.write("\r" + line.ljust(110) + ("\n" if not line else ""))
-    elif line and time.monotonic() - _last_plain[0] >= 15:
-        _last_plain[0] = time.monotonic()
-        sys.stderr.write(line + "\n")
-    sys.stderr.flush()
+# One line, rewritten in place on a terminal; elsewhere (CI logs) a plain line every 15 seconds.
+terminal_progress = Printer()
