@@ -180,9 +180,11 @@ def release_patch(obj: dict[str, Any], now: datetime | None = None) -> dict[str,
 # ---- the replay ---------------------------------------------------------------------------------------
 
 SUBMITTERS = 4
-# The simulator's own time per run in this mode, assumed before a run measures it (the default --speed is
-# chosen with it): the replay's Finished write to Kueue releasing the quota. MEASURED below (bench).
-PRIOR_OVERHEAD_S = 0.5
+# The simulator's own time per run in this mode, with which the default --speed is chosen: from when a run
+# should release its quota to Kueue's Finished seen (the replay's timer, its status apply, Kueue's webhook).
+# bench.whatif_scale at 1,000 nodes measured 0.59 s p50 / 1.35 s p95 at load 13-17 (docs/performance.md,
+# "Seed scale: what-if"); the full mode's chain is PRIOR_OVERHEAD_S in simulator/fidelity.py (2.3 s idle).
+PRIOR_OVERHEAD_S = 0.6
 # Status writes (finishes, released evictions) are made by this many threads, off the watch's thread.
 WRITERS = 2
 
