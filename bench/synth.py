@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from typing import Any, Sequence
 
 POOL_SHAPES: tuple[dict[str, Any], ...] = (
     {"accelerator": "h100-80gb", "instanceType": "p5.48xlarge", "fabric": "efa", "workload": "training",
@@ -31,25 +31,36 @@ def pool_count(teams: int) -> int:
     return max(len(POOL_SHAPES), math.ceil(teams / 20))
 
 
-def platform(teams: int, pools: int | None = None, provider: str = "existing") -> dict[str, Any]:
-    """The `gpu-platform:platform` value for a synthetic platform."""
-    m = pools or pool_count(teams)
+def platform(teams: int, pools: int | None = None, provider: str = "existing",
+             shapes: Sequence[dict[str, Any]] = POOL_SHAPES,
+             pool_nodes: Sequence[int] | None = None) -> dict[str, Any]:
+    """The `gpu-platform:platform` value for a synthetic platform.
+
+    `pool_nodes` fixes each pool's size (min = max, so the live cluster registers them all) instead of
+    growing pools to fit QUOTA_UNITS per team: each team's nominal quota on a pool is then its even share
+    of the pool (rounded down), so the quotas still fit and together hold most of the fleet."""
+    m = len(pool_nodes) if pool_nodes is not None else (pools or pool_count(teams))
     per_pool: list[int] = [0] * m
+    pairs = [tuple(dict.fromkeys((i % m, (i * 7 + 3) % m))) for i in range(teams)]
+    share = [QUOTA_UNITS] * m
+    if pool_nodes is not None:
+        holders = [sum(k in pair for pair in pairs) for k in range(m)]
+        share = [max(1, pool_nodes[k] * shapes[k % len(shapes)]["units_per_node"] // max(1, holders[k]))
+                 for k in range(m)]
     team_list = []
     groups = max(2, round(math.sqrt(teams)))
     for i in range(teams):
         name = f"team-{i:04d}"
         quotas = {}
-        for j, k in enumerate(((i % m), ((i * 7 + 3) % m))):
-            if f"pool-{k:03d}" in quotas:
-                continue
-            q: dict[str, Any] = {"gpus": QUOTA_UNITS}
+        for j, k in enumerate(pairs[i]):
+            units = share[k]
+            q: dict[str, Any] = {"gpus": units}
             if (i + j) % 3 == 0:
-                q["borrowingLimit"] = QUOTA_UNITS
+                q["borrowingLimit"] = units
             elif (i + j) % 3 == 1:
-                q["lendingLimit"] = QUOTA_UNITS // 2
+                q["lendingLimit"] = units // 2
             quotas[f"pool-{k:03d}"] = q
-            per_pool[k] += QUOTA_UNITS
+            per_pool[k] += units
         team_list.append({
             "name": name,
             "costCenter": f"cc-{1000 + i}",
@@ -60,12 +71,15 @@ def platform(teams: int, pools: int | None = None, provider: str = "existing") -
         })
     pool_list = []
     for k in range(m):
-        shape = POOL_SHAPES[k % len(POOL_SHAPES)]
+        shape = shapes[k % len(shapes)]
         nodes = max(1, math.ceil(per_pool[k] / shape["units_per_node"]))
         pool = {key: v for key, v in shape.items() if key != "units_per_node"}
         pool = json.loads(json.dumps(pool))
         pool["name"] = f"pool-{k:03d}"
-        pool["capacity"].update({"min": 0, "max": nodes})
+        if pool_nodes is not None:
+            pool["capacity"].update({"min": pool_nodes[k], "max": pool_nodes[k]})
+        else:
+            pool["capacity"].update({"min": 0, "max": nodes})
         if provider == "eks" and shape["fabric"] == "efa":
             pool["availabilityZone"] = "us-east-1a"
         pool_list.append(pool)
@@ -80,9 +94,10 @@ def platform(teams: int, pools: int | None = None, provider: str = "existing") -
     }
 
 
-def stack_config(teams: int, provider: str = "existing", **overrides: Any) -> dict[str, Any]:
+def stack_config(teams: int, provider: str = "existing", shapes: Sequence[dict[str, Any]] = POOL_SHAPES,
+                 pool_nodes: Sequence[int] | None = None, **overrides: Any) -> dict[str, Any]:
     """A whole stack config (as Pulumi.<stack>.yaml's `config:`) for the synthetic platform."""
-    p = platform(teams, provider=provider)
+    p = platform(teams, provider=provider, shapes=shapes, pool_nodes=pool_nodes)
     p.update(overrides)
     return {"aws:region": "us-east-1", "gpu-platform:platform": p}
 

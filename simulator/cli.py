@@ -28,8 +28,9 @@ from localcluster.autoscaler import (
 from localcluster.session import CACHE, Session, SessionError
 
 from . import failures as node_failures
-from . import fidelity, kinds, metrics, report, synthetic
+from . import direct_workloads, fidelity, kinds, metrics, report, synthetic
 from .failures import NodeFailure
+from .progress import PLAIN_EVERY_S, Printer
 from .replay import replay, terminal_progress
 from .stackfile import write_kubernetes_layer
 from .trace import TraceError, TraceJob, dump_csv, load
@@ -66,6 +67,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-correction", action="store_true",
                    help="do not take the simulator's own per-job overhead out (pods run duration / speed, runs count "
                         "as held): to measure what the correction does")
+    p.add_argument("--mode", default="pods", help="pods: every job a real Job with pods on the simulated nodes "
+                   "(default); workloads: Kueue Workloads created directly and finished by the replay, Kueue still "
+                   "deciding every admission (docs/what-if.md, Modes: much faster at seed scale, no pods, no node "
+                   "failures)")
+    p.add_argument("--progress-every", type=float, default=PLAIN_EVERY_S, metavar="S",
+                   help=f"without a terminal, print the progress line every S seconds (default {PLAIN_EVERY_S:g}); "
+                        "on a terminal it is redrawn in place")
     p.add_argument("--compare", metavar="OTHER", help="replay the same trace against another stack (name or file)")
     fails = p.add_argument_group("node failures (docs/what-if.md, Node failures)")
     fails.add_argument("--node-failure-rate", type=float, metavar="RATE",
@@ -226,7 +234,7 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
                  speeds: dict[str, float] | None = None, failures: list[NodeFailure] | None = None,
                  failure_seed: int = 1, failure_rate: float | None = None,
                  spares: dict[str, dict[str, int]] | None = None,
-                 delays: ScaleDelays | None = None) -> dict[str, dict]:
+                 delays: ScaleDelays | None = None, mode: str = "pods") -> dict[str, dict]:
     """Replay the trace against each (name, stack file, plan) in turn and write each report under out/name.
     Consecutive configs with the same cluster_key share a cluster: drained and redeployed between them.
     `traces` gives a config its own (jobs, horizon) instead of the common ones (tests replay only what a
@@ -237,7 +245,9 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
     Each cluster runs the workload controllers its trace's kinds need (simulator/kinds.py) and, with `delays`,
     the autoscaler's delays given in trace seconds, compressed by the speed (the command always gives them);
     without, the local cluster's own (LOCAL_CLUSTER_SCALE_UP_DELAY and _DOWN_DELAY or their defaults, wall
-    time: the constructed traces of tests/simulate keep the cluster they were measured on)."""
+    time: the constructed traces of tests/simulate keep the cluster they were measured on).
+
+    `mode` "workloads" replays Kueue Workloads directly (simulator/direct_workloads.py) instead of Jobs."""
     from .replay import drain, remove_spares
 
     reports: dict[str, dict] = {}
@@ -262,6 +272,8 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
             t0 = time.perf_counter()
             started = deployed = 0.0
             if session is not None and cluster_key(plan, workloads, settings) == key:
+                if mode == "workloads":
+                    direct_workloads.drain(session.client(), previous_plan)
                 drain(session.client(), previous_plan)
                 if previous_spares:
                     remove_spares(session.client(), previous_plan, previous_spares)
@@ -279,9 +291,12 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
                   f"(about {horizon / speed_here / 60:.1f} min of replay); cluster {'reused' if not started else f'up in {started:.0f} s'}, "
                   f"stack deployed in {deployed:.0f} s", file=sys.stderr)
             spares_here = (spares or {}).get(name, {})
-            result = replay(session.client(), plan, jobs, speed_here, horizon, progress, correct=correct,
-                            failures=failures, failure_seed=failure_seed, spares=spares_here, failure_rate=failure_rate,
-                            scale_up_delay_s=wall[0] * speed_here, scale_down_delay_s=wall[1] * speed_here)
+            if mode == "workloads":
+                result = direct_workloads.replay(session.client(), plan, jobs, speed_here, horizon, progress)
+            else:
+                result = replay(session.client(), plan, jobs, speed_here, horizon, progress, correct=correct,
+                                failures=failures, failure_seed=failure_seed, spares=spares_here, failure_rate=failure_rate,
+                                scale_up_delay_s=wall[0] * speed_here, scale_down_delay_s=wall[1] * speed_here)
             r = metrics.compute(result, plan)
             r["simulator"]["setup_s"] = round(started + deployed, 1)
             r["simulator"]["total_s"] = round(time.perf_counter() - t0, 1)
@@ -316,8 +331,16 @@ def run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         layers = {name: write_kubernetes_layer(path, out / f"{name}.stack.yaml") for name, path in configs}
         plans = {name: _plan_of(f) for name, f in layers.items()}
+        mode = direct_workloads.check_mode(args.mode)
+        if not args.progress_every > 0:
+            raise InputError(f"--progress-every {args.progress_every:g} is not a positive number of seconds")
         jobs, horizon = _trace(args, plans)
         failures = _failures(args, plans, horizon)
+        if mode == "workloads":
+            direct_workloads.check_trace(jobs)
+            if failures is not None:
+                raise InputError("--mode workloads has no pods for a node failure to strike: node failures "
+                                 "(--node-failure-rate, --failures, --spare-nodes) need --mode pods")
         delays = ScaleDelays(
             go_duration_s(args.scale_up_delay, "--scale-up-delay") if args.scale_up_delay else DEFAULT_SCALE_UP_S,
             go_duration_s(args.scale_down_delay, "--scale-down-delay") if args.scale_down_delay else None)
@@ -336,7 +359,9 @@ def run(args: argparse.Namespace) -> int:
     speed = args.speed
     if not speed:
         speed, note = fidelity.default_speed([j.duration for j in jobs if j.submit < horizon], horizon,
-                                             TARGET_WALL_S, MAX_WALL_S)
+                                             TARGET_WALL_S, MAX_WALL_S,
+                                             **({"overhead_s": direct_workloads.PRIOR_OVERHEAD_S}
+                                                if mode == "workloads" else {}))
         if note:
             print(f"simulate: {note}", file=sys.stderr)
     (out / "trace.csv").write_text(dump_csv(jobs))
@@ -355,7 +380,7 @@ def run(args: argparse.Namespace) -> int:
         reports = simulate_all([(name, layers[name], plans[name]) for name, _ in configs], jobs, horizon, speed,
                                out, keep=args.keep, correct=not args.no_correction, failures=failures,
                                failure_seed=args.failure_seed, failure_rate=args.node_failure_rate, spares=spares,
-                               delays=delays)
+                               delays=delays, mode=mode, progress=Printer(every=args.progress_every))
     except (SessionError, TimeoutError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 3

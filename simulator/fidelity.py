@@ -115,3 +115,86 @@ def default_speed(durations: Sequence[float], horizon_s: float, target_wall_s: f
 def _share(durations: Sequence[float], overhead_s: float, speed: float) -> float:
     flags = untrusted(durations, overhead_s, speed)
     return sum(flags) / len(flags) if flags else 0.0
+
+
+# ---- one trace, two modes -------------------------------------------------------------------------------
+# The workloads mode (simulator/direct_workloads.py) is measured against the full mode on a shared trace:
+# does Kueue admit the jobs in the same order, do they wait as long, does each team get the same GPU-hours?
+
+
+def first_admissions(events: Iterable) -> dict[int, float]:
+    """Each job's first admission (trace seconds) from a replay's events."""
+    out: dict[int, float] = {}
+    for e in events:
+        if e.kind == "admitted":
+            out.setdefault(e.job, e.t)
+    return out
+
+
+def waits(events: Iterable) -> list[float]:
+    """Submission to first admission (trace seconds), per job admitted."""
+    events = list(events)
+    submitted = {e.job: e.t for e in events if e.kind == "submitted"}
+    return [t - submitted[j] for j, t in first_admissions(events).items() if j in submitted]
+
+
+def kendall_tau(a: dict[int, float], b: dict[int, float]) -> float | None:
+    """Rank agreement of two orders of the same jobs (the jobs in both): 1 same order, -1 reversed. Ties
+    are broken by job index. O(n log n): the discordant pairs are the inversions of b's ranks taken in
+    a's order (a merge sort counts them)."""
+    common = sorted(set(a) & set(b))
+    n = len(common)
+    if n < 2:
+        return None
+    rank_b = {j: k for k, j in enumerate(sorted(common, key=lambda j: (b[j], j)))}
+    seq = [rank_b[j] for j in sorted(common, key=lambda j: (a[j], j))]
+
+    def count(xs: list[int]) -> tuple[list[int], int]:
+        if len(xs) < 2:
+            return xs, 0
+        mid = len(xs) // 2
+        left, x = count(xs[:mid])
+        right, y = count(xs[mid:])
+        merged, inv, i, k = [], x + y, 0, 0
+        while i < len(left) and k < len(right):
+            if left[i] <= right[k]:
+                merged.append(left[i])
+                i += 1
+            else:
+                merged.append(right[k])
+                inv += len(left) - i
+                k += 1
+        return merged + left[i:] + right[k:], inv
+
+    _, discordant = count(seq)
+    pairs = n * (n - 1) // 2
+    return 1 - 2 * discordant / pairs
+
+
+def quantile(values: Sequence[float], q: float) -> float | None:
+    """The q-quantile by the nearest rank (what the report's percentiles use)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def compare_runs(full, fast, gpu_hours_full: dict[str, float], gpu_hours_fast: dict[str, float]) -> dict:
+    """The fast mode's fidelity to the full one on one trace: admitted order (Kendall's tau over the jobs
+    both admitted), wait p50/p95 (trace seconds) each, GPU-hours per team each and the largest difference
+    between them as a share of the team's full-mode hours (teams with at least one GPU-hour)."""
+    a, b = first_admissions(full.events), first_admissions(fast.events)
+    wa, wb = waits(full.events), waits(fast.events)
+    diffs = {t: abs(gpu_hours_fast.get(t, 0.0) - h) / h for t, h in gpu_hours_full.items() if h >= 1.0}
+    worst = max(diffs, key=lambda t: diffs[t], default=None)
+    return {
+        "admitted": [len(a), len(b)],
+        "admitted_in_both": len(set(a) & set(b)),
+        "order_kendall_tau": None if (tau := kendall_tau(a, b)) is None else round(tau, 4),
+        "wait_p50_s": [quantile(wa, 0.5), quantile(wb, 0.5)],
+        "wait_p95_s": [quantile(wa, 0.95), quantile(wb, 0.95)],
+        "gpu_hours_total": [round(sum(gpu_hours_full.values()), 1), round(sum(gpu_hours_fast.values()), 1)],
+        "gpu_hours_team_max_diff": None if worst is None else round(diffs[worst], 4),
+        "gpu_hours_team_max_diff_team": worst,
+        "gpu_hours_team_median_diff": None if not diffs else round(statistics.median(diffs.values()), 4),
+    }

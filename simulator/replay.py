@@ -44,7 +44,6 @@ from __future__ import annotations
 import heapq
 import queue
 import statistics
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -63,6 +62,8 @@ from localcluster.api import WORKLOADS, ApiError, Client, path_of
 from . import kinds
 from .failures import Injected, NodeFailure, pick
 from .fidelity import OverheadEstimate, end_time
+from .progress import Printer, Progress, trace_done
+from .progress import line as progress_line
 from .trace import TraceJob
 
 NAME_PREFIX = "j"
@@ -237,6 +238,21 @@ def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["type"]: c for c in obj.get("status", {}).get("conditions", [])}
 
 
+def assignment(obj: dict[str, Any]) -> tuple[str, int]:
+    """A Workload's admission: the flavor of its GPU resource and the units it holds (else the first flavor, 0)."""
+    admission = obj.get("status", {}).get("admission") or {}
+    for ps in admission.get("podSetAssignments", []):
+        for resource, flavor in ps.get("flavors", {}).items():
+            if cv.is_gpu_resource(resource):
+                usage = ps.get("resourceUsage", {}).get(resource, "0")
+                return flavor, int(float(str(usage)))
+    for ps in admission.get("podSetAssignments", []):
+        flavors = ps.get("flavors", {})
+        if flavors:
+            return next(iter(flavors.values())), 0
+    return "", 0
+
+
 @dataclass
 class _Pod:
     """A trace job's pod as the watch last saw it."""
@@ -298,7 +314,11 @@ class _Watcher:
         self.ending: set[int] = set()            # jobs the replay deleted, their Workload's deletion awaited
         self.generation: dict[int, int] = {}     # job -> admissions and restarts: a deadline of an older one is void
         self.deadlines: list[tuple[float, int, int]] = []   # heap of (clock, job, generation): delete then
-        self.pods: dict[str, _Pod] = {}          # pod uid -> the trace job's pod as last seen
+        # pod uid -> the trace job's pod as last seen, live ones only (Pending or Running, not deleting): the
+        # others are read by no one, and a week at seed scale leaves about a million behind. By job as well:
+        # a pod event reads its job's pods, which a scan of every pod made quadratic in the trace.
+        self.pods: dict[str, _Pod] = {}
+        self.by_job: dict[int, set[str]] = {}
         self.hit: dict[int, _Hit] = {}           # job -> its node failed, not yet stopped or restarted
         self.restarted_at: dict[int, float] = {} # job -> wall time its run last started over (restart, late start)
         self.disrupted: set[int] = set()         # jobs whose current admission was restarted: not timed
@@ -362,16 +382,7 @@ class _Watcher:
             self.run.events.append(Event(self.clock() * self.run.speed, index, kind, **kw))
 
     def _assignment(self, obj: dict[str, Any]) -> tuple[str, int]:
-        for ps in obj.get("status", {}).get("admission", {}).get("podSetAssignments", []):
-            for resource, flavor in ps.get("flavors", {}).items():
-                if cv.is_gpu_resource(resource):
-                    usage = ps.get("resourceUsage", {}).get(resource, "0")
-                    return flavor, int(float(str(usage)))
-        for ps in obj.get("status", {}).get("admission", {}).get("podSetAssignments", []):
-            flavors = ps.get("flavors", {})
-            if flavors:
-                return next(iter(flavors.values())), 0
-        return "", 0
+        return assignment(obj)
 
     def _job_of(self, obj: dict[str, Any]) -> int | None:
         """The trace job (or probe) of a Workload: its owner, the object Kueue manages for the job's kind, as
@@ -438,7 +449,7 @@ class _Watcher:
                 self.disrupted.discard(index)
                 self.unschedulable.discard(index)
                 self.ran.discard(index)
-                waiting = any(p.job == index and p.live and p.unschedulable for p in self.pods.values())
+                waiting = any(p.unschedulable for p in self._job_pods(index))
             self._record("admitted", index, flavor=flavor, units=units)
             self.counts["admitted"] += 1
             freed = self.last_free.get(flavor)
@@ -522,7 +533,7 @@ class _Watcher:
             if index in self.unschedulable:
                 return
             self.unschedulable.add(index)
-            relative = [(p.namespace, p.name) for p in self.pods.values() if p.job == index and p.live]
+            relative = [(p.namespace, p.name) for p in self._job_pods(index)]
         if self.correct and not self._ends_by_deletion(index):
             for namespace, name in relative:
                 self.patch(namespace, name, index, now, compressed_duration(self.run.jobs[index], self.run.speed))
@@ -535,7 +546,7 @@ class _Watcher:
         uid = meta.get("uid", meta.get("name", ""))
         if deleted:
             with self.lock:
-                self.pods.pop(uid, None)
+                self._forget(uid)
             return
         phase = obj.get("status", {}).get("phase")
         deleting = bool(meta.get("deletionTimestamp"))
@@ -566,12 +577,17 @@ class _Watcher:
                 self.pod_running.setdefault(uid, (index, now))
                 self.last_ended[index] = max(now, self.last_ended.get(index, now))
             if index >= 0:
-                self.pods[uid] = _Pod(index, meta["namespace"], meta["name"], node, phase or "", deleting,
-                                      kinds.units_of(obj), phase == "Pending" and _unschedulable(obj))
+                pod = _Pod(index, meta["namespace"], meta["name"], node, phase or "", deleting,
+                           kinds.units_of(obj), phase == "Pending" and _unschedulable(obj))
+                if pod.live:
+                    self.pods[uid] = pod
+                    self.by_job.setdefault(index, set()).add(uid)
+                else:
+                    self._forget(uid)
             if scale_up is not None:
                 self.run.scale_ups.append(scale_up)
             if index >= 0 and not deleting and self.state.get(index) == "admitted":
-                gpu = [p for p in self.pods.values() if p.job == index and p.live and p.units]
+                gpu = [p for p in self._job_pods(index) if p.units]
                 all_run = (len(gpu) >= self.run.jobs[index].pods and all(p.phase == "Running" for p in gpu))
                 if phase == "Pending" and _unschedulable(obj) and index not in self.unschedulable:
                     waiting = True
@@ -606,7 +622,7 @@ class _Watcher:
             self.unschedulable.discard(index)
             self.restarted_at[index] = now
             self.disrupted.add(index)
-            mine = [(p.namespace, p.name) for p in self.pods.values() if p.job == index and p.live]
+            mine = [(p.namespace, p.name) for p in self._job_pods(index)]
             flavor, units = self.assignment.get(index, ("", 0))
         self._record(kind, index, flavor=flavor, units=units, reason=reason)
         if self._ends_by_deletion(index):
@@ -614,6 +630,20 @@ class _Watcher:
         elif self.correct:
             for namespace, name in mine:
                 self.patch(namespace, name, index, now, None)
+
+    def _job_pods(self, index: int) -> list[_Pod]:
+        """The job's live pods (under the lock)."""
+        return [self.pods[uid] for uid in self.by_job.get(index, ())]
+
+    def _forget(self, uid: str) -> None:
+        """A pod no longer live (ended, deleting, deleted): out of the live pods (under the lock)."""
+        pod = self.pods.pop(uid, None)
+        if pod is not None:
+            mine = self.by_job.get(pod.job)
+            if mine is not None:
+                mine.discard(uid)
+                if not mine:
+                    del self.by_job[pod.job]
 
     def busy_nodes(self) -> set[str]:
         """Nodes running a trace job's pod."""
@@ -639,7 +669,7 @@ class _Watcher:
             for index, count in sorted(on_node.items()):
                 if self.state.get(index) != "admitted":
                     continue
-                pods = {uid for uid, p in self.pods.items() if p.job == index and p.live}
+                pods = set(self.by_job.get(index, ()))
                 self.hit[index] = _Hit(now, node, pods)
                 hits.append((index, count * self.run.jobs[index].units))
                 mine += [(self.pods[uid].namespace, self.pods[uid].name, index) for uid in pods]
@@ -978,11 +1008,11 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     def report() -> None:
         while not stop_progress.wait(0.5):
             if progress:
-                t = clock() * speed
-                progress(f"simulated {t / 3600:5.2f}/{horizon / 3600:.2f} h  submitted {submitted}/{len(due)}  "
-                         f"admitted {watcher.counts['admitted']}  finished {watcher.counts['finished']}  "
-                         f"preempted/evicted {watcher.counts['evicted']}"
-                         + (f"  nodes failed {len(run.failures)}" if failures is not None else ""))
+                wall = clock()
+                progress(progress_line(Progress(
+                    trace_done(wall * speed, horizon, due, submitted), horizon, wall, submitted, len(due), watcher.counts["finished"],
+                    watcher.counts["admitted"], watcher.counts["evicted"]),
+                    f"nodes failed {len(run.failures)}" if failures is not None else ""))
 
     reporter = threading.Thread(target=report, daemon=True)
     reporter.start()
@@ -1043,9 +1073,6 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     return run
 
 
-_last_plain = [0.0]
-
-
 def drain(client: Client, plan: Plan, timeout: float = 180) -> None:
     """Delete every job of the plan's teams (of every kind) and wait until no workload, pod or quota usage is
     left, and the pools that scale are back at their minimum (the next replay starts as this one did)."""
@@ -1086,11 +1113,5 @@ def wait_at_min(client: Client, plan: Plan, timeout: float) -> None:
         time.sleep(0.5)
 
 
-def terminal_progress(line: str) -> None:
-    """One line, rewritten in place on a terminal; elsewhere (CI logs) a plain line every 15 seconds."""
-    if sys.stderr.isatty():
-        sys.stderr.write("\r" + line.ljust(110) + ("\n" if not line else ""))
-    elif line and time.monotonic() - _last_plain[0] >= 15:
-        _last_plain[0] = time.monotonic()
-        sys.stderr.write(line + "\n")
-    sys.stderr.flush()
+# One line, rewritten in place on a terminal; elsewhere (CI logs) a plain line every 15 seconds.
+terminal_progress = Printer()
