@@ -11,7 +11,7 @@ failed). Kueue's reaction time (a workload admitted after the capacity it needed
 the simulator's own resolution.
 
 The simulator's own chain around every run (admission to pods Running, pods' end to quota released:
-seconds of wall time, times the speed in trace time; issue 30) is measured and taken out
+seconds of wall time, times the speed in trace time) is measured and taken out
 (simulator/fidelity.py). A watch on pods stamps each pod Running and ended on the same clock, and gives
 each new pod of a job an end time: its admission plus the compressed duration, less the end of the chain
 as measured so far (KWOK's duration annotation also takes an RFC 3339 time and waits until then,
