@@ -80,6 +80,14 @@ EXTRA: dict[str, tuple[str, ...]] = {
     "policies/": ("tests/policy",),
 }
 TIMEOUT_S = 600
+# The whole fast suite of --confirm, but for the tests of the tool chain, scripts and CI workflows: they mutate
+# nothing here and read the checkout's own environment (tool cache, git state), which a copy does not have.
+CONFIRM_IGNORE = ("tests/unit/test_pulumi_env.py", "tests/unit/test_run_tests.py", "tests/unit/test_tool_cache.py",
+                  "tests/unit/test_workflows.py", "tests/unit/test_reference_data.py")
+
+
+def whole_suite() -> list[str]:
+    return [*FAST_LAYERS, *(f"--ignore={t}" for t in CONFIRM_IGNORE)]
 
 
 # --- Mutations ----------------------------------------------------------------------------------------------
@@ -247,11 +255,14 @@ def tests_for(root: Path, rel: str) -> list[str]:
 
 # --- Running ----------------------------------------------------------------------------------------------
 
-def copy_tree(dest: Path) -> None:
-    """The files git tracks (and the working tree's changes to them), nothing else: no venv, caches or state."""
+def copy_tree(dest: Path, without: tuple[str, ...] = ()) -> None:
+    """The files git tracks (and the working tree's changes and new files), nothing else: no venv, caches or
+    state; `without` leaves files out (a run "before" new tests)."""
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                             capture_output=True, check=True).stdout.decode().split("\0")
     for rel in filter(None, listed):
+        if rel in without:
+            continue
         src = ROOT / rel
         if src.is_file() and not src.is_symlink():
             target = dest / rel
@@ -341,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--confirm", action="store_true", help="run the whole fast suite again on each survivor")
     parser.add_argument("--no-baseline", action="store_true", help="skip the check that the unmutated tree passes")
     parser.add_argument("--list", action="store_true", help="print the sample and exit")
+    parser.add_argument("--without", nargs="*", default=[], help="test files to leave out of the copy")
+    parser.add_argument("--only", type=Path, help="run only the sample's mutants that survived in this --json file")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args(argv)
     interrupt_on_sigterm()
@@ -348,15 +361,19 @@ def main(argv: list[str] | None = None) -> int:
     tree = Path(tempfile.mkdtemp(prefix="gpu-platform-mutation-"))
     results: list[Result] = []
     try:
-        copy_tree(tree)
+        copy_tree(tree, tuple(args.without))
         mutants = sample(tree, args.files, args.seed, args.n)
+        if args.only:
+            survived = {r["mutant"] for r in json.loads(args.only.read_text()) if r["status"] == "SURVIVED"}
+            mutants = [m for m in mutants if m.describe() in survived]
         if args.list:
             for m in mutants:
                 print(m.describe())
             return 0
         env = test_env(tree)
         if not args.no_baseline:
-            union = list(FAST_LAYERS) if args.full else sorted({t for m in mutants for t in tests_for(tree, m.file)})
+            union = whole_suite() if args.full or args.confirm else sorted(
+                {t for m in mutants for t in tests_for(tree, m.file)})
             status, seconds, why = run_tests(tree, env, union)
             print(f"baseline ({len(union)} test paths): {status} in {seconds:.0f}s {why}", flush=True)
             if status != "pass":
@@ -365,14 +382,14 @@ def main(argv: list[str] | None = None) -> int:
         for i, m in enumerate(mutants, 1):
             path = tree / m.file
             original = path.read_text()
-            tests = list(FAST_LAYERS) if args.full else tests_for(tree, m.file)
+            tests = whole_suite() if args.full else tests_for(tree, m.file)
             try:
                 path.write_text(apply(original, m))
                 status, seconds, why = run_tests(tree, env, tests)
                 result = Result(m.describe(), "SURVIVED" if status == "pass" else "KILLED",
                                 why if status != "timeout" else "timeout", seconds, tests)
                 if result.status == "SURVIVED" and args.confirm and not args.full:
-                    status, more, why = run_tests(tree, env, list(FAST_LAYERS))
+                    status, more, why = run_tests(tree, env, whole_suite())
                     result.seconds += more
                     result.confirmed = True
                     if status != "pass":
