@@ -397,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 path.write_text(original)
             results.append(result)
+            if args.json:  # after every mutant: a stopped run keeps what it measured
+                args.json.write_text(json.dumps([asdict(r) for r in results], indent=1) + "\n")
             print(f"[{i}/{len(mutants)}] {result.status:<8} {result.mutant}\n"
                   f"         {result.by or ''} ({result.seconds:.0f}s, {len(tests)} test paths)", flush=True)
     except KeyboardInterrupt:

@@ -321,3 +321,20 @@ def test_a_whole_node_job_asks_for_the_hand_worked_node_share() -> None:
     assert (c["resources"]["limits"]["cpu"], c["resources"]["limits"]["memory"]) == ("2925m", "12062Mi")
     assert obj["spec"]["ttlSecondsAfterFinished"] == 3600
     assert obj["metadata"]["namespace"] == "serving"
+
+
+def test_a_jobs_labels_and_security_context_are_whole() -> None:
+    """Pulumi.local.yaml serving: cost center cc-3001, quota on infer, priorities [production-inference, ...]."""
+    (obj,) = job(plan_of("local"), JobRequest(team="serving", pool="infer", gpus=1, name="j",
+                                              priority="production-inference"))
+    assert obj["metadata"] == {"name": "j", "namespace": "serving", "labels": {
+        "kueue.x-k8s.io/queue-name": "default", "gpu-platform.io/team": "serving", "gpu-platform.io/pool": "infer",
+        "app.kubernetes.io/managed-by": "gpu-platform", "kueue.x-k8s.io/priority-class": "production-inference"}}
+    pod = obj["spec"]["template"]
+    assert pod["metadata"]["labels"] == {"gpu-platform.io/team": "serving", "gpu-platform.io/cost-center": "cc-3001",
+                                         "gpu-platform.io/pool": "infer", "kueue.x-k8s.io/queue-name": "default"}
+    (c,) = pod["spec"]["containers"]
+    # The restricted Pod Security profile (serving's podSecurity: restricted), as nobody (65534).
+    assert c["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                                    "runAsNonRoot": True, "runAsUser": 65534}
+    assert pod["spec"]["priorityClassName"] == "production-inference"

@@ -205,3 +205,34 @@ def test_a_node_group_name_of_63_characters_is_accepted_and_64_refused(length: i
         assert found == {}
     else:
         assert f"node group name 'ml-staging-{name}' is over 63 characters (EKS limit)" in found["pools[2].name"]
+
+
+def prod(change: Callable[[dict[str, Any]], None]) -> dict[str, str]:
+    raw = platform_raw("prod")
+    change(raw)
+    return problems(raw, "us-east-1")
+
+
+@pytest.mark.parametrize("prefix", ["datasets/", "team/datasets/", "a.b/"])
+def test_a_relative_prefix_ending_in_a_slash_is_a_bucket_prefix(prefix: str) -> None:
+    # Pulumi.prod.yaml: data.fileSystems[0].dataRepository {prefix: datasets/, fileSystemPath: /datasets}.
+    assert prod(lambda raw: raw["data"]["fileSystems"][0]["dataRepository"].update(prefix=prefix)) == {}
+
+
+@pytest.mark.parametrize("prefix", ["", "/datasets/", "datasets", "a//b/", "a/../b/", "../"])
+def test_every_other_prefix_is_refused(prefix: str) -> None:
+    found = prod(lambda raw: raw["data"]["fileSystems"][0]["dataRepository"].update(prefix=prefix))
+    (path,) = found
+    assert path == "data.fileSystems[0].dataRepository.prefix"
+    assert f"{prefix!r} is not a bucket prefix" in found[path]
+
+
+@pytest.mark.parametrize("field,default", [("scratchDays", 7), ("failedCheckpointDays", 14),
+                                           ("noncurrentVersionDays", 30)])
+def test_lifecycle_days_default_to_the_documented_values_and_start_at_one(field: str, default: int) -> None:
+    raw = platform_raw("prod")
+    del raw["data"]["lifecycle"]
+    assert getattr(load_platform(raw, "us-east-1").data.lifecycle, field) == default
+    assert prod(lambda raw: raw["data"]["lifecycle"].update({field: 1})) == {}
+    found = prod(lambda raw: raw["data"]["lifecycle"].update({field: 0}))
+    assert list(found) == [f"data.lifecycle.{field}"]
