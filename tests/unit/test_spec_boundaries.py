@@ -236,3 +236,15 @@ def test_lifecycle_days_default_to_the_documented_values_and_start_at_one(field:
     assert prod(lambda raw: raw["data"]["lifecycle"].update({field: 1})) == {}
     found = prod(lambda raw: raw["data"]["lifecycle"].update({field: 0}))
     assert list(found) == [f"data.lifecycle.{field}"]
+
+
+def test_a_pool_without_min_keeps_no_node_running() -> None:
+    raw = platform_raw("local")
+    del pool(raw, "train")["capacity"]["min"]
+    assert load_platform(raw).pools[0].capacity.min == 0
+
+
+@pytest.mark.parametrize("field", ["min", "max", "desired"])
+def test_node_counts_start_at_zero(field: str) -> None:
+    found = local(lambda raw: pool(raw, "train")["capacity"].update({field: -1}))
+    assert f"pools[0].capacity.{field}" in found, found
