@@ -338,3 +338,14 @@ def test_a_jobs_labels_and_security_context_are_whole() -> None:
     assert c["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
                                     "runAsNonRoot": True, "runAsUser": 65534}
     assert pod["spec"]["priorityClassName"] == "production-inference"
+
+
+def test_a_namespace_quota_caps_every_gpu_resource_at_the_teams_reach() -> None:
+    """prod search-serving holds l40s-infer {gpus: 64, borrowingLimit: 16} in cohort product, where recsys lends
+    at most 24 (lendingLimit 24) of the l40s-infer pool's 16 x 8 = 128: its reach is min(64 + 16, 64 + 24, 128)
+    = 80 time-sliced units. Every other GPU resource the stack's pools advertise is capped at 0."""
+    (quota,) = [x.inputs for x in rendered("prod").by_type("kubernetes:core/v1:ResourceQuota")
+                if x.inputs["metadata"]["namespace"] == "search-serving"]
+    gpus = {k: v for k, v in quota["spec"]["hard"].items() if k.startswith("requests.nvidia.com/")}
+    assert gpus == {"requests.nvidia.com/gpu": "0", "requests.nvidia.com/gpu.shared": "80",
+                    "requests.nvidia.com/mig-1g.10gb": "0"}
