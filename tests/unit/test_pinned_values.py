@@ -198,11 +198,26 @@ SCALING = {
 }
 
 
+SCALING["staging-karpenter"] = {
+    # Karpenter's pools (h100-train, l40s-infer) have no node group; a10g-dev is spot 0..8, and the system pool
+    # {instanceType: m7i.xlarge, min: 2, max: 4} starts at its min.
+    "np-a10g-dev": {"minSize": 0, "maxSize": 8, "desiredSize": 0},
+    "np-system": {"minSize": 2, "maxSize": 4, "desiredSize": 2},
+}
+
+
 @pytest.mark.parametrize("stack", SCALING)
 def test_node_group_sizes_are_the_stack_files(stack: str) -> None:
     groups = {ng.name: ng.inputs["scalingConfig"] for ng in rendered(stack).by_type(NODE_GROUP)
               if ng.name.startswith("np-")}
     assert groups == SCALING[stack]
+
+
+def test_node_group_names_are_cluster_dash_pool() -> None:
+    names = {ng.name: (ng.inputs["nodeGroupName"], ng.inputs.get("instanceTypes"))
+             for ng in rendered("staging-karpenter").by_type(NODE_GROUP)}
+    # The pool's instance type comes from its launch template; the system pool names its own.
+    assert names == {"np-a10g-dev": ("ml-staging-a10g-dev", None), "np-system": ("ml-staging-system", ["m7i.xlarge"])}
 
 
 def test_capacity_types_reach_the_node_groups() -> None:
