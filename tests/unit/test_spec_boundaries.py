@@ -248,3 +248,30 @@ def test_a_pool_without_min_keeps_no_node_running() -> None:
 def test_node_counts_start_at_zero(field: str) -> None:
     found = local(lambda raw: pool(raw, "train")["capacity"].update({field: -1}))
     assert f"pools[0].capacity.{field}" in found, found
+
+
+@pytest.mark.parametrize("text,n_bytes", [
+    ("1Ki", 1024), ("1Mi", 1048576), ("1Gi", 1073741824), ("2Ti", 2199023255552), ("1Pi", 1125899906842624),
+    ("1Ei", 1152921504606846976), ("1k", 1000), ("1M", 1000000), ("1G", 1000000000), ("1T", 1000000000000),
+    ("1P", 1000000000000000), ("1E", 1000000000000000000), ("500Gi", 536870912000), ("1234", 1234)])
+def test_storage_quantities_read_as_kubernetes_reads_them(text: str, n_bytes: int) -> None:
+    from gpu_platform.spec.data import quantity_bytes
+
+    assert quantity_bytes(text) == n_bytes
+
+
+@pytest.mark.parametrize("n_bytes,text", [
+    (2199023255552, "2Ti"), (536870912000, "500Gi"), (1610612736, "1536Mi"), (1024, "1Ki"), (1000, "1000"),
+    (1152921504606846976, "1Ei"), (1125899906842624, "1Pi"), (1048576, "1Mi")])
+def test_storage_quantities_are_written_in_the_largest_whole_binary_suffix(n_bytes: int, text: str) -> None:
+    from gpu_platform.spec.data import storage_quantity
+
+    assert storage_quantity(n_bytes) == text
+
+
+@pytest.mark.parametrize("text", ["2TB", "1.5Gi", "Gi", "-1Gi", ""])
+def test_a_storage_quantity_that_is_not_whole_is_refused(text: str) -> None:
+    from gpu_platform.spec.data import quantity_bytes
+
+    with pytest.raises(ValueError, match="is not a whole storage quantity"):
+        quantity_bytes(text)
