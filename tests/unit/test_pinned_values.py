@@ -364,3 +364,31 @@ def test_a_namespace_quota_caps_every_gpu_resource_at_the_teams_reach() -> None:
     gpus = {k: v for k, v in quota["spec"]["hard"].items() if k.startswith("requests.nvidia.com/")}
     assert gpus == {"requests.nvidia.com/gpu": "0", "requests.nvidia.com/gpu.shared": "80",
                     "requests.nvidia.com/mig-1g.10gb": "0"}
+
+
+def test_dashboards_settings_are_whole() -> None:
+    """Each dashboard read-only, over the last day refreshed every minute, in the viewer's time zone, with
+    the template variables a team and pool filter need (the data source first)."""
+    import json
+
+    boards = {}
+    for cm in rendered("prod").by_type("kubernetes:core/v1:ConfigMap"):
+        if "grafana_dashboard" in cm.inputs["metadata"].get("labels", {}):
+            ((_, body),) = cm.inputs["data"].items()
+            board = json.loads(body)
+            boards[board["uid"]] = board
+    settings = {uid: {k: v for k, v in b.items() if k not in ("panels", "templating", "description")}
+                for uid, b in boards.items()}
+    common = {"tags": ["gpu-platform"], "editable": False, "schemaVersion": 39, "time": {"from": "now-24h", "to": "now"},
+              "refresh": "1m", "timezone": "browser"}
+    assert settings == {
+        "gpu-platform-fleet": {"uid": "gpu-platform-fleet", "title": "GPU fleet: allocation and utilization", **common},
+        "gpu-platform-queues": {"uid": "gpu-platform-queues", "title": "GPU queues: wait and admissions by ClusterQueue",
+                                **common},
+        "gpu-platform-gpu-health": {"uid": "gpu-platform-gpu-health", "title": "GPU health", **common},
+    }
+    pool_variable = boards["gpu-platform-fleet"]["templating"]["list"][1]
+    assert {k: v for k, v in pool_variable.items() if k not in ("query", "definition")} == {
+        "name": "pool", "label": "pool", "type": "query", "datasource": {"type": "prometheus", "uid": "${datasource}"},
+        "includeAll": True, "multi": True, "allValue": ".*", "refresh": 2, "sort": 1,
+        "current": {"text": "All", "value": "$__all"}}
