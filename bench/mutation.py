@@ -50,7 +50,11 @@ ALWAYS = ("tests/unit/test_pinned_values.py", "tests/unit/test_spec_boundaries.p
 # Which test files exercise a module beyond those that name it (tests_for). Renders run every component,
 # so the plan and the job template reach further than their imports say.
 EXTRA: dict[str, tuple[str, ...]] = {
-    "gpu_platform/spec/": ("tests/unit/test_spec.py", "tests/unit/test_plan.py", "tests/policy/test_stacks.py"),
+    # The spec's defaults and examples are in the generated config reference; its Karpenter and data fields
+    # have refusal tables of their own.
+    "gpu_platform/spec/": ("tests/unit/test_spec.py", "tests/unit/test_plan.py", "tests/policy/test_stacks.py",
+                           "tests/unit/test_config_reference.py", "tests/unit/test_karpenter.py",
+                           "tests/unit/test_data_path.py"),
     "gpu_platform/plan.py": ("tests/unit/test_plan.py", "tests/unit/test_queues.py", "tests/unit/test_tenancy.py",
                              "tests/unit/test_node_pools.py", "tests/unit/test_jobs.py", "tests/policy/test_stacks.py"),
     "gpu_platform/pool_derivations.py": ("tests/unit/test_plan.py", "tests/unit/test_queues.py",
