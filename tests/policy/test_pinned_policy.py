@@ -87,3 +87,30 @@ def test_local_one_unit_over_the_annotated_capacity_is_refused(team: str, flavor
     gpu_quota(r, team, flavor)["nominalQuota"] = str(nominal)
     (message,) = messages(r)
     assert f"flavor {flavor!r} add up to {capacity + 1} units" in message and f"capacity of {capacity}" in message
+
+
+# Every source of the GPU resource names a namespace quota must cap (the pools' node labels, the flavors' node
+# labels, the queues' covered resources): an unknown value in any one of them is reported against the resource
+# that holds it, and the rule goes on with the rest of the stack.
+@pytest.mark.parametrize("resource,path", [
+    ("ng-train", ("labels",)),
+    ("flavor-train", ("spec", "nodeLabels")),
+    ("cq-alpha", ("spec", "resourceGroups")),
+])
+def test_namespace_quota_rule_reports_an_unknown_gpu_resource_source_where_it_is(resource: str,
+                                                                                 path: tuple[str, ...]) -> None:
+    from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_OBJECT_VALUE
+
+    from policies.gpu_policies.offline import check_resources
+    from tests.policy.helpers import find, policy, world
+
+    w = world()
+    rule = policy("namespace-resource-quota")
+    assert check_resources(w, policies=[rule]) == []
+    node = find(w, resource)["inputs"]
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = UNKNOWN_ARRAY_VALUE if path[-1] == "resourceGroups" else UNKNOWN_OBJECT_VALUE
+    found = check_resources(w, policies=[rule])
+    assert found and all("cannot be verified" in v.message for v in found)
+    assert {v.urn.rsplit("::", 1)[1] for v in found} == {resource}, found
