@@ -114,3 +114,17 @@ def test_namespace_quota_rule_reports_an_unknown_gpu_resource_source_where_it_is
     found = check_resources(w, policies=[rule])
     assert found and all("cannot be verified" in v.message for v in found)
     assert {v.urn.rsplit("::", 1)[1] for v in found} == {resource}, found
+
+
+def test_a_granted_priority_that_is_no_priority_class_of_the_stack_is_refused() -> None:
+    """Pulumi.prod.yaml search-serving: priorities [production-inference, training, development]; a grant of
+    one the stack does not define (a typo) would leave the team's jobs refused by admission."""
+    r = data("prod")
+    assert run("tenant-priorities", r) == []
+    ns = kube(r, "Namespace", "search-serving")
+    annotations = ns["metadata"]["annotations"]
+    key = "gpu-platform.io/allowed-priorities"
+    assert annotations[key].split(",") == ["production-inference", "training", "development"]
+    annotations[key] = "production-inference,trainig"
+    (found,) = run("tenant-priorities", r)
+    assert "tenant namespace 'search-serving' is granted 'trainig', which are not PriorityClasses of the stack" in found.message
