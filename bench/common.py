@@ -52,3 +52,9 @@ def report_figures(figures: dict[str, Any], json_path: str | None) -> None:
 
 def verdict(ok: bool) -> str:
     return "ok" if ok else "FAIL"
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a running process (/proc/<pid>/stat, fields 14 and 15, in clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, verdict
+from bench.common import ROOT, process_cpu_seconds, verdict
 from bench.synth import stack_config
 from localcluster.driver import LocalCluster, ensure_stack, pulumi_env
 from localcluster.toolcache import BIN
@@ -106,12 +106,6 @@ def _port_free(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) != 0
 
 
-def _proc_cpu(pid: int) -> float:
-    """utime + stime of a running process, from /proc (seconds)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _children_cpu() -> float:
     """CPU of every waited-for descendant: pulumi reaps its language host, program and provider."""
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -152,7 +146,7 @@ class Cluster:
             raise RuntimeError(f"local-cluster stop left processes of {self.state}: {left}")
 
     def server_cpu(self) -> float:
-        return sum(_proc_cpu(pid) for pid in self.pids.values())
+        return sum(process_cpu_seconds(pid) for pid in self.pids.values())
 
 
 def timed(label: str, cmd: list[str], env: dict[str, str], cluster: Cluster, units: int) -> tuple[Timing, str]:

@@ -39,55 +39,55 @@ from localcluster.signals import interrupt_on_sigterm
 
 # What the issue names: the spec, the plan, the components, the policy pack and the job template.
 TARGETS = (
-    "gpu_platform/spec/*.py", "gpu_platform/plan.py", "gpu_platform/pool_derivations.py",
+    "gpu_platform/spec/*.py", "gpu_platform/plan/*.py", "gpu_platform/pool_derivations.py",
     "components/*.py", "components/*/*.py", "policies/gpu_policies/*.py", "policies/gpu_policies/*/*.py",
     "gpu_platform/jobs.py", "gpu_platform/workload_templates.py",
 )
 FAST_LAYERS = ("tests/unit", "tests/policy", "tests/promtool")
 # Tests that pin literal values from the stack files: relevant to every target.
-ALWAYS = ("tests/unit/test_pinned_values.py", "tests/unit/test_spec_boundaries.py",
+ALWAYS = ("tests/unit/components/test_pinned_values.py", "tests/unit/gpu_platform/test_spec_boundaries.py",
           "tests/policy/test_pinned_policy.py")
 # Which test files exercise a module beyond those that name it (tests_for). Renders run every component,
 # so the plan and the job template reach further than their imports say.
 EXTRA: dict[str, tuple[str, ...]] = {
     # The spec's defaults and examples are in the generated config reference; its Karpenter and data fields
     # have refusal tables of their own.
-    "gpu_platform/spec/": ("tests/unit/test_spec.py", "tests/unit/test_plan.py", "tests/policy/test_stacks.py",
-                           "tests/unit/test_config_reference.py", "tests/unit/test_karpenter.py",
-                           "tests/unit/test_data_path.py"),
-    "gpu_platform/plan.py": ("tests/unit/test_plan.py", "tests/unit/test_queues.py", "tests/unit/test_tenancy.py",
-                             "tests/unit/test_node_pools.py", "tests/unit/test_jobs.py", "tests/policy/test_stacks.py"),
-    "gpu_platform/pool_derivations.py": ("tests/unit/test_plan.py", "tests/unit/test_queues.py",
-                                         "tests/unit/test_node_pools.py", "tests/policy/test_stacks.py"),
-    "gpu_platform/jobs.py": ("tests/unit/test_jobs.py", "tests/unit/test_job_template_gpus.py",
-                             "tests/unit/test_workload_templates.py", "tests/unit/test_admission_cel.py"),
-    "gpu_platform/workload_templates.py": ("tests/unit/test_workload_templates.py", "tests/unit/test_jobs.py"),
-    "components/queues/": ("tests/unit/test_queues.py", "tests/unit/test_crd_rules.py", "tests/policy/test_stacks.py"),
-    "components/node_pools/": ("tests/unit/test_node_pools.py", "tests/unit/test_node_health.py",
-                               "tests/unit/test_aws_name_limits.py", "tests/unit/test_efa.py",
+    "gpu_platform/spec/": ("tests/unit/gpu_platform/test_spec.py", "tests/unit/gpu_platform/test_plan.py", "tests/policy/test_stacks.py",
+                           "tests/unit/platform_cli/test_config_reference.py", "tests/unit/components/test_karpenter.py",
+                           "tests/unit/components/test_data_path.py"),
+    "gpu_platform/plan/": ("tests/unit/gpu_platform/test_plan.py", "tests/unit/components/test_queues.py", "tests/unit/components/test_tenancy.py",
+                             "tests/unit/components/test_node_pools.py", "tests/unit/gpu_platform/test_jobs.py", "tests/policy/test_stacks.py"),
+    "gpu_platform/pool_derivations.py": ("tests/unit/gpu_platform/test_plan.py", "tests/unit/components/test_queues.py",
+                                         "tests/unit/components/test_node_pools.py", "tests/policy/test_stacks.py"),
+    "gpu_platform/jobs.py": ("tests/unit/gpu_platform/test_jobs.py", "tests/unit/gpu_platform/test_job_template_gpus.py",
+                             "tests/unit/gpu_platform/test_workload_templates.py", "tests/unit/components/test_admission_cel.py"),
+    "gpu_platform/workload_templates.py": ("tests/unit/gpu_platform/test_workload_templates.py", "tests/unit/gpu_platform/test_jobs.py"),
+    "components/queues/": ("tests/unit/components/test_queues.py", "tests/unit/components/test_crd_rules.py", "tests/policy/test_stacks.py"),
+    "components/node_pools/": ("tests/unit/components/test_node_pools.py", "tests/unit/components/test_node_health.py",
+                               "tests/unit/components/test_aws_name_limits.py", "tests/unit/components/test_efa.py",
                                "tests/policy/test_stacks.py"),
-    "components/admission.py": ("tests/unit/test_admission.py", "tests/unit/test_admission_cel.py",
-                                "tests/unit/test_admission_gpu_placement.py", "tests/unit/test_security.py",
-                                "tests/unit/test_workload_templates.py"),
-    "components/tenancy.py": ("tests/unit/test_tenancy.py", "tests/unit/test_data_isolation.py",
-                              "tests/unit/test_security.py", "tests/policy/test_stacks.py"),
-    "components/platform_namespace.py": ("tests/unit/test_tenancy.py", "tests/unit/test_security.py"),
-    "components/karpenter.py": ("tests/unit/test_karpenter.py", "tests/unit/test_crd_rules.py"),
-    "components/autoscaler.py": ("tests/unit/test_autoscaler.py",),
-    "components/gpu_operator.py": ("tests/unit/test_gpu_operator.py", "tests/unit/test_docs_chart_values.py"),
-    "components/monitoring.py": ("tests/unit/test_monitoring.py", "tests/promtool/test_promtool.py"),
-    "components/alerts.py": ("tests/unit/test_monitoring.py", "tests/promtool/test_promtool.py"),
-    "components/dashboards.py": ("tests/unit/test_monitoring.py",),
-    "components/storage.py": ("tests/unit/test_data_path.py", "tests/unit/test_data_isolation.py"),
-    "components/identity.py": ("tests/unit/test_security.py", "tests/unit/test_tenancy.py"),
-    "components/": ("tests/unit/test_platform.py",),
+    "components/admission/": ("tests/unit/components/test_admission.py", "tests/unit/components/test_admission_cel.py",
+                                "tests/unit/components/test_admission_gpu_placement.py", "tests/unit/components/test_security.py",
+                                "tests/unit/gpu_platform/test_workload_templates.py"),
+    "components/tenancy.py": ("tests/unit/components/test_tenancy.py", "tests/unit/components/test_data_isolation.py",
+                              "tests/unit/components/test_security.py", "tests/policy/test_stacks.py"),
+    "components/platform_namespace.py": ("tests/unit/components/test_tenancy.py", "tests/unit/components/test_security.py"),
+    "components/karpenter.py": ("tests/unit/components/test_karpenter.py", "tests/unit/components/test_crd_rules.py"),
+    "components/autoscaler.py": ("tests/unit/components/test_autoscaler.py",),
+    "components/gpu_operator.py": ("tests/unit/components/test_gpu_operator.py", "tests/unit/docs/test_docs_chart_values.py"),
+    "components/monitoring.py": ("tests/unit/components/test_monitoring.py", "tests/promtool/test_promtool.py"),
+    "components/alerts.py": ("tests/unit/components/test_monitoring.py", "tests/promtool/test_promtool.py"),
+    "components/dashboards.py": ("tests/unit/components/test_monitoring.py",),
+    "components/storage.py": ("tests/unit/components/test_data_path.py", "tests/unit/components/test_data_isolation.py"),
+    "components/identity.py": ("tests/unit/components/test_security.py", "tests/unit/components/test_tenancy.py"),
+    "components/": ("tests/unit/components/test_platform.py",),
     "policies/": ("tests/policy",),
 }
 TIMEOUT_S = 600
 # The whole fast suite of --confirm, but for the tests of the tool chain, scripts and CI workflows: they mutate
 # nothing here and read the checkout's own environment (tool cache, git state), which a copy does not have.
-CONFIRM_IGNORE = ("tests/unit/test_pulumi_env.py", "tests/unit/test_run_tests.py", "tests/unit/test_tool_cache.py",
-                  "tests/unit/test_workflows.py", "tests/unit/test_reference_data.py")
+CONFIRM_IGNORE = ("tests/unit/scripts/test_pulumi_env.py", "tests/unit/scripts/test_run_tests.py", "tests/unit/scripts/test_tool_cache.py",
+                  "tests/unit/scripts/test_workflows.py", "tests/unit/scripts/test_reference_data.py")
 
 
 def whole_suite() -> list[str]:

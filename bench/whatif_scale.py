@@ -37,29 +37,29 @@ from typing import Any
 
 import yaml
 
-from bench.common import emit, report_figures
+from bench.common import emit, process_cpu_seconds, report_figures
 from bench.seed_stack import seed_config
 
 WEEK_H = 168.0
-# The cluster's processes, by their pid file under the cluster's run/ directory (scripts/local-cluster).
+# The cluster's processes (their pids from `scripts/local-cluster pid`, looked up once before measuring).
 PROCESSES = ("kube-apiserver", "etcd", "kueue", "kwok", "kube-controller-manager", "kube-scheduler", "karpenter-kwok")
 # The API server's own histograms (its /metrics): request time by verb, and the admission webhooks' time.
 REQUEST_SUM = "apiserver_request_duration_seconds_sum"
 WEBHOOK_SUM = "apiserver_admission_webhook_admission_duration_seconds_sum"
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process (/proc/<pid>/stat, fields 14 and 15, in clock ticks)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def cluster_pids(session) -> dict[str, int]:
+    """The running components' pids, asked of the driver once (a lookup between two CPU readings would be
+    counted as the cluster's CPU)."""
+    cluster = session.cluster()
+    return {name: pid for name in PROCESSES if (pid := cluster.pid(name)) is not None}
 
 
-def cluster_cpu(cluster_dir: Path) -> dict[str, float]:
+def cluster_cpu(pids: dict[str, int]) -> dict[str, float]:
     out = {}
-    for name in PROCESSES:
-        pid_file = cluster_dir / "run" / f"{name}.pid"
+    for name, pid in pids.items():
         try:
-            out[name] = cpu_seconds(int(pid_file.read_text().strip()))
+            out[name] = process_cpu_seconds(pid)
         except (OSError, ValueError):
             continue
     out["replay (this process)"] = sum(getattr(resource.getrusage(resource.RUSAGE_SELF), f) for f in ("ru_utime", "ru_stime"))
@@ -164,8 +164,9 @@ def main() -> int:
         figures["setup"] = {"start_s": round(session.start(), 1), "deploy_s": round(session.deploy(), 1),
                             "load": load_avg()}
         client = session.client()
+        pids = cluster_pids(session)
         for mode in modes:
-            cpu0, api0 = cluster_cpu(session.cluster_dir), api_times(client)
+            cpu0, api0 = cluster_cpu(pids), api_times(client)
             print(f"whatif_scale: {mode}: {len(jobs)} jobs over {args.window_h:g} h at {args.speed:g}x "
                   f"(load {load_avg()})", file=sys.stderr)
             progress = Printer(every=10)
@@ -173,7 +174,7 @@ def main() -> int:
                 run = direct_workloads.replay(client, plan, jobs, args.speed, horizon, progress)
             else:
                 run = replay(client, plan, jobs, args.speed, horizon, progress)
-            cpu1, api1 = cluster_cpu(session.cluster_dir), api_times(client)
+            cpu1, api1 = cluster_cpu(pids), api_times(client)
             r = metrics.compute(run, plan)
             runs[mode] = (run, r)
             cpu = {k: round(cpu1[k] - cpu0.get(k, 0.0), 1) for k in cpu1}
