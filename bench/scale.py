@@ -67,6 +67,22 @@ from localcluster.session import CACHE, LOCAL_CLUSTER, ROOT, Session, SessionErr
 from localcluster.signals import interrupt_on_sigterm
 
 TOOLS = ("pulumi", "kube-apiserver", "kube-scheduler", "kueue", "kwok", "etcd")
+
+# The client limits and server limits checked at seed scale (figures in docs/performance.md, Seed scale: live):
+# - kube-controller-manager: --kube-api-qps / --kube-api-burst (k8s.io/controller-manager v0.33.13
+#   options/generic.go), default 20 / 30 (kubernetes v1.33.13 pkg/controller/apis/config/v1alpha1/defaults.go),
+#   one limiter per controller with --use-service-account-credentials. The ttl controller annotates every new
+#   node at ~20 patches/s over 1,000 registering nodes; 300 / 500 was tried and did not help (the API server,
+#   not the limiter, paces it, and a faster node controller competes with the registration), so it stays.
+# - kube-scheduler: clientConnection.qps / burst, default 50 / 100 (k8s.io/component-base v0.33.13
+#   config/v1alpha1/defaults.go); the local cluster already writes 300 / 500 (localcluster/__main__.py).
+# - Kueue: Configuration clientConnection.qps / burst, default 300 / 500 (kubernetes-sigs/kueue v0.19.2
+#   apis/config/v1beta2/defaults.go); the platform writes the same (gpu_platform/kueue_config.py).
+# - kube-apiserver: --max-requests-inflight 400 / --max-mutating-requests-inflight 200 (k8s.io/apiserver
+#   v0.33.13 pkg/server/config.go, options/server_run_options.go), the total concurrency API Priority and
+#   Fairness shares out: the replay reports its queue wait and rejections (apf_queue_wait_s, apf_rejected).
+# - KWOK: its client has no rate limiter (kubernetes-sigs/kwok v0.8.0 pkg/utils/client/clientset.go sets
+#   flowcontrol.NewFakeAlwaysRateLimiter), so it has no QPS to raise.
 WORKLOADS = "/apis/kueue.x-k8s.io/v1beta2/workloads"
 VAP_BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
 

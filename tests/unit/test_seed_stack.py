@@ -78,3 +78,14 @@ def test_the_api_servers_admission_time_is_read_per_step_webhook_and_policy() ->
     assert fig["webhooks_s"] == {"mworkload.kb.io": 0.5}
     assert fig["plugins_s"] == {"ValidatingAdmissionPolicy": 1.5}
     assert fig["apf_rejected"] == 4
+
+
+def test_kwok_plays_node_heartbeats_with_workers_enough_for_1000_nodes() -> None:
+    import yaml
+
+    from localcluster import kwok
+
+    first, *stages = yaml.safe_load_all(kwok.config_yaml())
+    assert first == {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration",
+                     "options": {"nodePlayStageParallelism": 32, "podPlayStageParallelism": 32}}
+    assert {s["kind"] for s in stages} == {"Stage"}
