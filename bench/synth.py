@@ -77,7 +77,9 @@ def platform(teams: int, pools: int | None = None, provider: str = "existing",
         pool = json.loads(json.dumps(pool))
         pool["name"] = f"pool-{k:03d}"
         if pool_nodes is not None:
-            pool["capacity"].update({"min": pool_nodes[k], "max": pool_nodes[k]})
+            # at least one unit per quota holder: a pool smaller than its holders grows to hold them
+            nodes = max(pool_nodes[k], nodes)
+            pool["capacity"].update({"min": nodes, "max": nodes})
         else:
             pool["capacity"].update({"min": 0, "max": nodes})
         if provider == "eks" and shape["fabric"] == "efa":

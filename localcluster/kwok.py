@@ -185,5 +185,21 @@ _Dumper.add_representer(
     str, lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", s, style="|" if "\n" in s else None))
 
 
+# KWOK plays node and pod stages through a fixed number of workers each, 4 by default
+# (kubernetes-sigs/kwok v0.8.0 pkg/apis/config/v1alpha1/kwok_configuration_types.go NodePlayStageParallelism,
+# PodPlayStageParallelism; zz_generated.defaults.go). A heartbeat is one node-status PATCH, so 4 workers at the
+# ~0.25 s a PATCH takes on a loaded 2-core machine play ~16 heartbeats/s, while 1,000 nodes every 20-25 s need
+# ~45/s: heartbeats fell behind the node lifecycle controller's 50 s grace period and a third of the seed-scale
+# cluster went NotReady (docs/performance.md, Seed scale: live). Idle workers cost nothing on a small cluster.
+PLAY_STAGE_PARALLELISM = 32
+
+
+def kwok_configuration() -> dict[str, Any]:
+    """KWOK's own options, read from the same --config file as the stages."""
+    return {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration",
+            "options": {"nodePlayStageParallelism": PLAY_STAGE_PARALLELISM,
+                        "podPlayStageParallelism": PLAY_STAGE_PARALLELISM}}
+
+
 def config_yaml() -> str:
-    return yaml.dump_all(stages(), Dumper=_Dumper, sort_keys=False)
+    return yaml.dump_all([kwok_configuration(), *stages()], Dumper=_Dumper, sort_keys=False)

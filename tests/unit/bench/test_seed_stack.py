@@ -38,3 +38,54 @@ def test_the_seed_stacks_nominal_quotas_fit_their_pools() -> None:
             held[pool] += quota["gpus"]
     assert all(held[p] <= units[p] for p in units), (held, units)
     assert held["pool-000"] == 2400  # 40 teams x 60 H100s: the pool's quotas hold all of it
+
+
+def test_the_baseline_replay_adds_kueues_5_cohorts_of_6_queues_and_scales_counts_by_the_fraction() -> None:
+    from bench.scale import Replay, stack_config
+
+    config = stack_config()
+    platform = load_platform(config["gpu-platform:platform"], config["aws:region"])
+    baseline = [t for t in platform.teams if t.name.startswith("kb-")]
+    assert len(baseline) == 30
+    assert sorted({t.cohort for t in baseline}) == [f"kb-cohort-{c}" for c in range(5)]
+    assert {(q.gpus, q.borrowingLimit) for t in baseline for q in t.quotas.values()} == {(20, 100)}
+    replay = Replay(client=None, plan=None, fraction=0.1, tag="t")
+    assert replay.counts() == {"small": 35, "medium": 10, "large": 5}
+    assert replay.expected() == 1500
+    assert Replay(client=None, plan=None, fraction=1.0, tag="t").expected() == 15000
+
+
+def test_the_api_servers_admission_time_is_read_per_step_webhook_and_policy() -> None:
+    from bench.scale import admission_figures, delta, parse_metrics
+
+    before = parse_metrics('apiserver_admission_step_admission_duration_seconds_sum{operation="CREATE",'
+                           'rejected="false",type="validate"} 1\n', ("apiserver_",))
+    after = parse_metrics("\n".join([
+        '# HELP x',
+        'apiserver_admission_step_admission_duration_seconds_sum{operation="CREATE",rejected="false",type="validate"} 3',
+        'apiserver_admission_step_admission_duration_seconds_count{operation="CREATE",rejected="false",type="validate"} 100',
+        'apiserver_admission_step_admission_duration_seconds_bucket{le="0.1",type="validate"} 90',
+        'apiserver_request_duration_seconds_sum{resource="jobs",verb="POST"} 8',
+        'apiserver_admission_webhook_admission_duration_seconds_sum{name="mworkload.kb.io",type="admit"} 0.5',
+        'apiserver_admission_controller_admission_duration_seconds_sum{name="ValidatingAdmissionPolicy",type="validate"} 1.5',
+        'apiserver_flowcontrol_rejected_requests_total{priority_level="workload-low",reason="queue-full"} 4',
+    ]), ("apiserver_",))
+    fig = admission_figures(delta(after, before))
+    assert fig["admission_s"] == 2.0
+    assert fig["mutating_requests_served_s"] == 8.0
+    assert fig["admission_share_of_mutating_request_time"] == 0.25
+    assert fig["mean_ms"]["validate"] == 20.0  # the window's 2 s over its 100 validations
+    assert fig["webhooks_s"] == {"mworkload.kb.io": 0.5}
+    assert fig["plugins_s"] == {"ValidatingAdmissionPolicy": 1.5}
+    assert fig["apf_rejected"] == 4
+
+
+def test_kwok_plays_node_heartbeats_with_workers_enough_for_1000_nodes() -> None:
+    import yaml
+
+    from localcluster import kwok
+
+    first, *stages = yaml.safe_load_all(kwok.config_yaml())
+    assert first == {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration",
+                     "options": {"nodePlayStageParallelism": 32, "podPlayStageParallelism": 32}}
+    assert {s["kind"] for s in stages} == {"Stage"}
