@@ -44,7 +44,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -63,7 +62,9 @@ from gpu_platform.jobs import JobRequest, job
 from gpu_platform import conventions as cv
 from gpu_platform.stack_files import load_plan
 from localcluster.api import ApiError, Client, path_of
-from localcluster.session import CACHE, LOCAL_CLUSTER, ROOT, Session, SessionError, _run
+from localcluster.driver import pulumi_bin, run
+from localcluster.session import Session, SessionError
+from localcluster.toolcache import CACHE
 from localcluster.signals import interrupt_on_sigterm
 
 TOOLS = ("pulumi", "kube-apiserver", "kube-scheduler", "kueue", "kwok", "etcd")
@@ -504,11 +505,8 @@ def deploy(session: Session, attempts: int = 3) -> dict[str, Any]:
                 break
             except SessionError:
                 pass
-        env = session.env()
-        pulumi = str(CACHE / "bin" / "pulumi")
-        out = subprocess.run([pulumi, "up", "--yes", "--skip-preview", "--stack", session.stack, "--config-file",
-                              str(session.config_file), "--non-interactive"], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=1800)
+        out = run([pulumi_bin(), "up", "--yes", "--skip-preview", "--stack", session.stack, "--config-file",
+                   str(session.config_file), "--non-interactive"], session.env(), timeout=1800, check=False)
         (session.state / f"pulumi-up-{attempt}.log").write_text(out.stdout + out.stderr)
         errors = [line.strip()[:300] for line in (out.stdout + out.stderr).splitlines() if "error:" in line]
         if out.returncode == 0:
@@ -557,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
         (session.state / "backend").mkdir(exist_ok=True)
         shutil.copy(stack_file, session.config_file)
         t = time.perf_counter()
-        out = _run([str(LOCAL_CLUSTER), "start"], session.env(), timeout=1800)
+        out = session.cluster().script("start", timeout=1800)
         figures["start"] = {"cold_s": round(time.perf_counter() - t, 1), "load": load(),
                             "registration": registration(out.stderr), "steps": step_seconds(out.stderr)}
         progress(f"started in {figures['start']['cold_s']}s; pulumi up ...")

@@ -48,7 +48,7 @@ def test_the_baseline_replay_adds_kueues_5_cohorts_of_6_queues_and_scales_counts
     baseline = [t for t in platform.teams if t.name.startswith("kb-")]
     assert len(baseline) == 30
     assert sorted({t.cohort for t in baseline}) == [f"kb-cohort-{c}" for c in range(5)]
-    assert {(q.gpus, q.borrowingLimit) for t in baseline for q in t.quotas.values()} == {(20, 100)}
+    assert {(q.units, q.borrowingLimit) for t in baseline for q in t.quotas.values()} == {(20, 100)}
     replay = Replay(client=None, plan=None, fraction=0.1, tag="t")
     assert replay.counts() == {"small": 35, "medium": 10, "large": 5}
     assert replay.expected() == 1500
