@@ -204,27 +204,32 @@ class Stack:
     project directory's Pulumi.<stack>.yaml, so it runs in a scratch copy of the project file and the
     salt is moved into the temporary config file: the repository stays untouched."""
 
-    def __init__(self, tmp: Path, teams: int, cluster: Cluster, extra_env: dict[str, str]):
+    def __init__(self, tmp: Path, teams: int, cluster: Cluster, extra_env: dict[str, str], name: str = STACK,
+                 config: dict[str, Any] | None = None, backend: Path | None = None):
+        """`name`, `config` and a shared `backend`: several stacks of one environment that reference each
+        other (bench/engine_split.py); by default one stack of the synthetic `teams`-team config."""
         import yaml
 
-        self.backend = tmp / "backend"
+        self.name = name
+        self.backend = backend or tmp / "backend"
         scratch = tmp / "project"
-        for d in (self.backend, scratch):
-            d.mkdir(parents=True)
+        self.backend.mkdir(parents=True, exist_ok=True)
+        scratch.mkdir(parents=True)
         shutil.copy(ROOT / "Pulumi.yaml", scratch / "Pulumi.yaml")
         self.env = {**cluster.env, **extra_env, "KUBECONFIG": str(cluster.kubeconfig),
                     "PULUMI_BACKEND_URL": f"file://{self.backend}", "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
                     "PULUMI_SKIP_UPDATE_CHECK": "true", "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
                     "PULUMI_HOME": str(CACHE / "pulumi-home")}
         Path(self.env["PULUMI_HOME"]).mkdir(parents=True, exist_ok=True)
-        _run([str(BIN / "pulumi"), "stack", "init", STACK, "--secrets-provider", "passphrase", "--non-interactive"],
+        _run([str(BIN / "pulumi"), "stack", "init", name, "--secrets-provider", "passphrase", "--non-interactive"],
              self.env, cwd=scratch)
-        salt = yaml.safe_load((scratch / f"Pulumi.{STACK}.yaml").read_text())
-        self.config = tmp / f"Pulumi.{STACK}.yaml"
-        self.config.write_text(yaml.safe_dump({**salt, "config": stack_config(teams, addons=NO_ADDONS)}))
+        salt = yaml.safe_load((scratch / f"Pulumi.{name}.yaml").read_text())
+        self.config = tmp / f"Pulumi.{name}.yaml"
+        config = config if config is not None else stack_config(teams, addons=NO_ADDONS)
+        self.config.write_text(yaml.safe_dump({**salt, "config": config}))
 
     def cmd(self, *args: str) -> list[str]:
-        return [str(BIN / "pulumi"), *args, "--stack", STACK, "--config-file", str(self.config), "--non-interactive"]
+        return [str(BIN / "pulumi"), *args, "--stack", self.name, "--config-file", str(self.config), "--non-interactive"]
 
 
 def _count(stdout: str, word: str) -> int:
