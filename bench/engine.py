@@ -191,18 +191,24 @@ class Stack:
     """A fresh stack in a temporary file backend, its config (with the passphrase salt) in a temporary file:
     the repository stays untouched (localcluster.driver.ensure_stack)."""
 
-    def __init__(self, tmp: Path, teams: int, cluster: Cluster, extra_env: dict[str, str]):
+    def __init__(self, tmp: Path, teams: int, cluster: Cluster, extra_env: dict[str, str], name: str = STACK,
+                 config: dict[str, Any] | None = None, backend: Path | None = None):
+        """`name`, `config` and a shared `backend`: several stacks of one environment that reference each
+        other (bench/engine_split.py); by default one stack of the synthetic `teams`-team config."""
         import yaml
 
-        self.backend = tmp / "backend"
+        self.name = name
+        self.backend = backend or tmp / "backend"
         tmp.mkdir(parents=True, exist_ok=True)
+        self.backend.mkdir(parents=True, exist_ok=True)
         self.env = {**pulumi_env(self.backend, PASSPHRASE, base=cluster.env), **extra_env}
-        self.config = tmp / f"Pulumi.{STACK}.yaml"
-        self.config.write_text(yaml.safe_dump({"config": stack_config(teams, addons=NO_ADDONS)}))
-        ensure_stack(self.env, STACK, self.config)
+        self.config = tmp / f"Pulumi.{name}.yaml"
+        config = config if config is not None else stack_config(teams, addons=NO_ADDONS)
+        self.config.write_text(yaml.safe_dump({"config": config}))
+        ensure_stack(self.env, name, self.config)
 
     def cmd(self, *args: str) -> list[str]:
-        return [str(BIN / "pulumi"), *args, "--stack", STACK, "--config-file", str(self.config), "--non-interactive"]
+        return [str(BIN / "pulumi"), *args, "--stack", self.name, "--config-file", str(self.config), "--non-interactive"]
 
 
 def _count(stdout: str, word: str) -> int:

@@ -66,8 +66,22 @@ class KubeAccess:
     render_yaml_to_directory: str | None = None
 
 
+def kube_provider(kube: KubeAccess, kubeconfig: pulumi.Input[str] | None, opts: pulumi.ResourceOptions) -> k8s.Provider:
+    """The one Kubernetes provider of a stack (a split environment's tenant stacks make theirs the same way)."""
+    return k8s.Provider(
+        "k8s",
+        kubeconfig=kubeconfig,
+        context=kube.context,
+        render_yaml_to_directory=kube.render_yaml_to_directory,
+        enable_server_side_apply=True,
+        kube_client_settings=k8s.KubeClientSettingsArgs(qps=KUBE_CLIENT_QPS, burst=KUBE_CLIENT_BURST),
+        opts=opts,
+    )
+
+
 class GpuPlatform(pulumi.ComponentResource):
-    def __init__(self, name: str, plan: Plan, kube: KubeAccess, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, plan: Plan, kube: KubeAccess, opts: pulumi.ResourceOptions | None = None,
+                 tenant_namespaces: bool = True):
         super().__init__("gpu-platform:index:GpuPlatform", name, None, opts)
         self.plan = plan
         child = pulumi.ResourceOptions(parent=self)
@@ -76,15 +90,7 @@ class GpuPlatform(pulumi.ComponentResource):
         kubeconfig = kube.kubeconfig
         if kubeconfig is None and self.eks_cluster is not None:
             kubeconfig = self.eks_cluster.kubeconfig
-        self.k8s = k8s.Provider(
-            "k8s",
-            kubeconfig=kubeconfig,
-            context=kube.context,
-            render_yaml_to_directory=kube.render_yaml_to_directory,
-            enable_server_side_apply=True,
-            kube_client_settings=k8s.KubeClientSettingsArgs(qps=KUBE_CLIENT_QPS, burst=KUBE_CLIENT_BURST),
-            opts=child,
-        )
+        self.k8s = kube_provider(kube, kubeconfig, child)
         kopts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s}, transformations=[force_apply])
         self.operator = GpuOperator("gpu-operator", plan, opts=kopts)
         # The ProvisioningRequest CRD comes before Kueue's controller, which looks for it only when it starts.
@@ -93,7 +99,7 @@ class GpuPlatform(pulumi.ComponentResource):
                                  if ca is not None and ca.provisioning_requests else None)
         self.queues = Queues("queues", plan, opts=kopts,
                              controller_after=[self.provisioning_crd] if self.provisioning_crd else [])
-        self.tenancy = Tenancy("tenancy", plan, self.queues, opts=kopts)
+        self.tenancy = Tenancy("tenancy", plan, self.queues, opts=kopts, namespaces=tenant_namespaces)
         self.monitoring = Monitoring("monitoring", plan, self.operator, opts=kopts)
         self.admission = Admission("admission", plan, opts=kopts)
         self.efa = EfaDevicePlugin("efa-device-plugin", plan, opts=kopts) if plan.installs_efa_device_plugin else None

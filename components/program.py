@@ -14,12 +14,19 @@ import pulumi
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan, build_plan
 from gpu_platform.spec import SpecError, load_platform
+from gpu_platform.stack_split import PLATFORM, TENANTS, StackPart, plan_for, stack_part
 
 from .platform import GpuPlatform, KubeAccess
+from .tenant_stack import TenantStack
 
 
 def load_plan() -> Plan:
     """Validate before anything is registered: a bad config registers nothing."""
+    return load()[0]
+
+
+def load() -> tuple[Plan, StackPart]:
+    """The whole plan and the part of it this stack deploys (a split environment's stacks share one spec)."""
     raw = pulumi.Config(cv.CONFIG_NAMESPACE).get_object(cv.PLATFORM_CONFIG)
     if raw is None:
         raise pulumi.RunError("stack config has no 'gpu-platform:platform' key (see docs/configuration.md)")
@@ -28,7 +35,8 @@ def load_plan() -> Plan:
     if role not in cv.MULTIKUEUE_ROLES:
         raise pulumi.RunError(f"gpu-platform:{cv.MULTIKUEUE_ROLE_CONFIG} is {role!r}; valid: {', '.join(cv.MULTIKUEUE_ROLES)}")
     try:
-        return build_plan(load_platform(raw, region), region, role)
+        spec = load_platform(raw, region)
+        return build_plan(spec, region, role), stack_part(spec, pulumi.get_stack(), pulumi.get_project())
     except SpecError as err:
         lines = "\n".join(f"  {p}" for p in err.problems)
         raise pulumi.RunError(f"invalid gpu-platform:platform ({len(err.problems)} problem(s)):\n{lines}") from None
@@ -40,7 +48,7 @@ def run() -> None:
     # the program's ~20 CPU seconds in a 100-team `pulumi up` (docs/performance.md). Under mocks,
     # harness.render.run_program restores the collector when the render is done.
     gc.disable()
-    plan = load_plan()
+    plan, part = load()
     cfg = pulumi.Config(cv.CONFIG_NAMESPACE)
     kube = KubeAccess(
         kubeconfig=cfg.get_secret("kubeconfig"),
@@ -48,6 +56,13 @@ def run() -> None:
         # GitOps hand-off and offline runs: write manifests instead of applying them.
         render_yaml_to_directory=os.environ.get("GPU_PLATFORM_RENDER_DIR") or cfg.get("renderYamlToDirectory"),
     )
-    platform = GpuPlatform("platform", plan, kube)
-    for key, value in platform.exports().items():
+    stack: GpuPlatform | TenantStack
+    if part.role == TENANTS:
+        stack = TenantStack("tenants", plan_for(plan, part), part, kube)
+    else:
+        stack = GpuPlatform("platform", plan, kube, tenant_namespaces=part.namespaces)
+    for key, value in stack.exports().items():
         pulumi.export(key, value)
+    if part.role == PLATFORM and isinstance(stack, GpuPlatform) and stack.eks_cluster is not None:
+        # A created cluster's tenant stacks reach it through this export (components/tenant_stack.py).
+        pulumi.export("kubeconfig", pulumi.Output.secret(stack.eks_cluster.kubeconfig))

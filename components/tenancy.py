@@ -198,7 +198,10 @@ class Tenancy(pulumi.ComponentResource):
     namespaces: dict[str, k8s.core.v1.Namespace]
     local_queues: dict[str, KubeObject]
 
-    def __init__(self, name: str, plan: Plan, queues: Any, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, plan: Plan, queues: Any, opts: pulumi.ResourceOptions | None = None,
+                 namespaces: bool = True, cluster_roles: bool = True):
+        """`namespaces` / `cluster_roles` False: a split environment's platform stack deploys the roles and
+        its tenant stacks the namespaces (gpu_platform/stack_split.py)."""
         super().__init__("gpu-platform:tenancy:Tenancy", name, None, opts)
         self.plan = plan
         self.namespaces = {}
@@ -207,8 +210,8 @@ class Tenancy(pulumi.ComponentResource):
         cluster_queues: Mapping[str, pulumi.Resource] = getattr(queues, "cluster_queues", {}) or {}
         queues_ready: list[pulumi.Resource] = list(getattr(queues, "ready", []) or [])
 
-        self.batch_user_role = self._cluster_roles()
-        for team in plan.teams:
+        self.batch_user_role = self._cluster_roles() if cluster_roles else None
+        for team in plan.teams if namespaces else ():
             for ns in team.namespaces:
                 self._namespace(team, ns, cluster_queues.get(team.name), queues_ready)
         self.register_outputs({"namespaces": sorted(self.namespaces)})
@@ -304,7 +307,7 @@ class Tenancy(pulumi.ComponentResource):
 
         for tier, (role, groups) in role_bindings(team).items():
             deps: list[pulumi.Resource] = [namespace]
-            if role == cv.BATCH_USER_CLUSTER_ROLE:
+            if role == cv.BATCH_USER_CLUSTER_ROLE and self.batch_user_role is not None:
                 deps.append(self.batch_user_role)
             k8s.rbac.v1.RoleBinding(
                 f"tenant-{ns}-{tier}",

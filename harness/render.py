@@ -74,9 +74,17 @@ def _subnet_zone(subnet: str, candidates: list[str], region: str) -> str:
     return f"{region}{'abcdefghij'[candidates.index(subnet) % 10]}"
 
 
+# What a StackReference reads under the mocks, by the referenced stack's name (organization/project/stack):
+# a split environment's tenant stacks read their platform stack's exports (tests set it).
+STACK_OUTPUTS: dict[str, dict[str, Any]] = {}
+
+
 class _Mocks(pmocks.Mocks):
     def new_resource(self, args: pmocks.MockResourceArgs):
         state = dict(args.inputs)
+        if args.typ == "pulumi:pulumi:StackReference":
+            name = str(args.inputs.get("name") or args.resource_id)
+            return f"{args.name}_id", {"name": name, "outputs": STACK_OUTPUTS.get(name, {}), "secretOutputNames": []}
         if args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
             # What the AWS provider returns for a new template: its first version (an integer).
             state.setdefault("latestVersion", 1)

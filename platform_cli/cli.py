@@ -54,8 +54,14 @@ def _render(stack: str) -> Any:
     load_plan(stack, None)  # and for an invalid one
     from components.program import run
     from harness.render import run_program, stack_config
+    from harness.split import parts, render_parts, union
 
-    return run_program(run, stack, stack_config(stack, stack_file(stack).parent))
+    config = stack_config(stack, stack_file(stack).parent)
+    split = parts(config)
+    if split is not None and stack not in (split[0], *split[1]):
+        # A split environment's own stack file: every part, together (the pack's cross-stack rules see both sides).
+        return union(render_parts(run, config))
+    return run_program(run, stack, config)
 
 
 def cmd_render(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from .limits import (
 )
 from .platform import Platform
 from .pools import KarpenterPool
+from .stack_split import check_stack_split
 
 # AWS name limits the cluster name is checked against (tests/unit/components/test_aws_name_limits.py reads each from
 # botocore's service model, or says where the model has none):
@@ -526,4 +527,6 @@ def validate(platform: Platform, region: str | None = None) -> list[Problem]:
     return (_check_pools(platform, region) + _check_mig_layouts(platform) + _check_cohorts(platform)
             + _check_teams(platform) + _check_platform(platform, region) + _check_security(platform)
             + _check_karpenter(platform) + _check_elastic_capacity(platform) + check_data(platform)
-            + _check_workload_controllers(platform))
+            + _check_workload_controllers(platform)
+            + check_stack_split(platform.stackSplit, {t.name: t.cohort for t in platform.teams},
+                                {c.name: c.parent for c in platform.cohorts}, platform.data.enabled))

@@ -10,6 +10,7 @@ from .data import Data
 from .fields import Environment, Strict, dns_label
 from .pools import Pool
 from .security import Images, Jobs
+from .stack_split import StackSplit
 from .tenancy import Cohort, Preemption, Priority, Team, default_priorities
 
 
@@ -123,4 +124,13 @@ class Platform(Strict):
         default_factory=Data,
         description="the data path: a bucket and Pod Identity role per team, FSx for Lustre, the storage add-ons",
         examples=[{"enabled": True, "bucketPrefix": "acme-ml-prod"}],
+    )
+    stackSplit: StackSplit | None = Field(
+        default=None,
+        description=(
+            "deploy this environment as a platform stack and tenant stacks by team group (each stack picks its "
+            "part by its own name); unset, one stack deploys everything"
+        ),
+        examples=[{"platformStack": "prod-platform",
+                   "tenantStacks": [{"stack": "prod-research", "cohorts": ["research"]}]}],
     )
