@@ -27,6 +27,7 @@ from components import alerts as a
 from gpu_platform import useful_work as uw
 from gpu_platform.errors import InputError
 from gpu_platform.plan import Plan
+from simulator.figures import save_figure
 
 from .prometheus_api import MAX_POINTS, Prometheus, PrometheusError
 
@@ -443,10 +444,7 @@ def plots(r: dict[str, Any], out: Path, stack: str) -> list[Path]:
         ax.legend(fontsize=8, loc="upper right")
     axes[-1, 0].set_xlabel(f"{unit} since {_iso(t0)}")
     fig.suptitle(f"Capacity, allocated and busy GPUs: stack {stack}")
-    fig.tight_layout()
-    fig.savefig(out / "utilization.png", dpi=110)
-    plt.close(fig)
-    written.append(out / "utilization.png")
+    written.append(save_figure(fig, out / "utilization.png"))
 
     fig, ax = plt.subplots(figsize=(8, 4))
     for team, t in r["teams"].items():
@@ -460,10 +458,7 @@ def plots(r: dict[str, Any], out: Path, stack: str) -> list[Path]:
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(out / "wait-cdf.png", dpi=110)
-    plt.close(fig)
-    written.append(out / "wait-cdf.png")
+    written.append(save_figure(fig, out / "wait-cdf.png"))
     return written
 
 
