@@ -44,7 +44,7 @@ from localcluster.api import WORKLOADS, ApiError, Client
 from . import kinds
 from .progress import Progress, trace_done
 from .progress import line as progress_line
-from .replay import Event, Run, Tally, assignment, index_of, job_name, objects_for
+from .replay import Event, Run, Tally, assignment, index_of, job_name, objects_for, wait_until_due
 from .trace import TraceJob
 
 MODES = ("pods", "workloads")
@@ -366,10 +366,7 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     pool = ThreadPoolExecutor(max_workers=SUBMITTERS)
     try:
         for i, j in due:
-            wait = j.submit / speed - clock()
-            if wait > 0:
-                time.sleep(wait)
-            run.submit_lag.append(max(0.0, -wait))
+            wait_until_due(run, j, speed, clock)
             with r.lock:
                 run.events.append(Event(clock() * speed, i, "submitted"))
                 r.pending_since[i] = clock()

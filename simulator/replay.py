@@ -291,6 +291,15 @@ def _unschedulable(obj: dict[str, Any]) -> bool:
     return c.get("status") == "False" and c.get("reason") == "Unschedulable"
 
 
+def wait_until_due(run: Run, j: TraceJob, speed: float, clock: Callable[[], float]) -> None:
+    """Sleep until J is due on the compressed schedule (both modes' submitters); when it is late already (a
+    burst of arrivals, a slow API server), the lag is kept: the run's submit_lag says how far the schedule slid."""
+    wait = j.submit / speed - clock()
+    if wait > 0:
+        time.sleep(wait)
+    run.submit_lag.append(max(0.0, -wait))
+
+
 class Tally:
     """What both replay modes record of a Workload's admission and finish: the event (in trace seconds), the
     count the progress line shows, when its flavor's capacity was last freed, and whether an admission waited
@@ -1055,10 +1064,7 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     pool = ThreadPoolExecutor(max_workers=SUBMITTERS)
     try:
         for i, j in due:
-            wait = j.submit / speed - clock()
-            if wait > 0:
-                time.sleep(wait)
-            run.submit_lag.append(max(0.0, -wait))
+            wait_until_due(run, j, speed, clock)
             # Submitted when sent (before Kueue can have seen it), so a wait is never negative.
             with watcher.lock:
                 run.events.append(Event(clock() * speed, i, "submitted"))
