@@ -28,6 +28,7 @@ from gpu_platform import useful_work as uw
 from gpu_platform.errors import InputError
 from gpu_platform.plan import Plan
 from simulator.figures import save_figure
+from simulator.tables import text_table
 
 from .prometheus_api import MAX_POINTS, Prometheus, PrometheusError
 
@@ -357,12 +358,7 @@ def _pct(x: float | None) -> str:
 
 def table(headers: list[str], rows: list[list[Any]], markdown: bool = False) -> str:
     cells = [[_f(v) if not isinstance(v, str) else v for v in r] for r in rows]
-    if markdown:
-        out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-        return "\n".join(out + ["| " + " | ".join(r) + " |" for r in cells])
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    line = lambda r: "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
+    return text_table(headers, cells, markdown)
 
 
 def text(r: dict[str, Any], stack: str, markdown: bool = False) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .figures import save_figure
+from .tables import text_table
 
 POOL_HEADERS = ["pool", "utilization (saturated)", "utilization (all)", "idle GPU-h"]
 TEAM_HEADERS = ["team", "submitted", "finished", "wait p50 h", "wait p95 h", "wait max h", "to running p50 h",
@@ -34,12 +35,7 @@ def _fmt(v: Any) -> str:
 
 def table(headers: list[str], rows: list[list[Any]], markdown: bool = False) -> str:
     cells = [[_fmt(v) for v in r] for r in rows]
-    if markdown:
-        out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-        return "\n".join(out + ["| " + " | ".join(r) + " |" for r in cells])
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    line = lambda r: "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
+    return text_table(headers, cells, markdown)
 
 
 def _pool_rows(r: dict[str, Any]) -> list[list[Any]]:
