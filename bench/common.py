@@ -6,11 +6,15 @@ import gc
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from localcluster.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,6 +52,26 @@ def report_figures(figures: dict[str, Any], json_path: str | None) -> None:
     print(json.dumps(figures, indent=2))
     if json_path:
         Path(json_path).write_text(json.dumps(figures, indent=2))
+
+
+def run_on_session(name: str, session: Session, tmp: Path, keep: bool, body: Callable[[], None],
+                   figures: dict[str, Any], json_path: str | None) -> int:
+    """A live benchmark's run around its cluster session: body() measures into figures; a SessionError
+    exits 2 with the reason; the cluster and its directory go unless --keep, also on Ctrl-C; the figures
+    are reported only when the run finished."""
+    from localcluster.session import SessionError  # here, so the in-process benches do not load the cluster driver
+
+    try:
+        body()
+    except SessionError as err:
+        print(f"{name}: {err}", file=sys.stderr)
+        return 2
+    finally:
+        if not keep:
+            session.stop()
+            shutil.rmtree(tmp, ignore_errors=True)
+    report_figures(figures, json_path)
+    return 0
 
 
 def verdict(ok: bool) -> str:

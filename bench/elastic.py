@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 import threading
@@ -40,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, report_figures
+from bench.common import ROOT, run_on_session
 from bench.live import percentile, progress, wait
 from gpu_platform import conventions as cv
 from gpu_platform.jobs import JobRequest
@@ -243,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     plan = load_plan(None, str(STACK_FILE))[1]
     figures: dict[str, Any] = {"trials": args.trials}
     samples: dict[str, list[float]] = {}
-    try:
+
+    def body() -> None:
         progress(f"starting the cluster on {APISERVER_PORT}/{ETCD_PORT} (four workload controllers, Karpenter) ...")
         figures["start_s"] = round(session.start(), 1)
         progress("pulumi up of the live stack ...")
@@ -271,15 +271,8 @@ def main(argv: list[str] | None = None) -> int:
                                       for k, v in figures["admission_to_running"].items() if k != "job"})
         if args.plot:
             plot(samples, Path(args.plot))
-    except SessionError as err:
-        print(f"bench.elastic: {err}", file=sys.stderr)
-        return 2
-    finally:
-        if not args.keep:
-            session.stop()
-            shutil.rmtree(tmp, ignore_errors=True)
-    report_figures(figures, args.json)
-    return 0
+
+    return run_on_session("bench.elastic", session, tmp, args.keep, body, figures, args.json)
 
 
 def plot(samples: dict[str, list[float]], out: Path) -> None:

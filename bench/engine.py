@@ -42,7 +42,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NoReturn
 
 from bench.common import ROOT, process_cpu_seconds, verdict
 from bench.synth import stack_config
@@ -281,6 +281,30 @@ def _stray_stack_files() -> set[Path]:
     return set(ROOT.glob(f"Pulumi.{STACK}*.yaml"))
 
 
+def run_in_workdir(prefix: str, keep: bool, body: Callable[[Path], bool]) -> NoReturn:
+    """An engine benchmark's run: body(work dir) says whether the targets were met. A tool failing or timing
+    out exits 2; the work dir goes unless --keep; a Pulumi.<stack>*.yaml the run left in the repository
+    fails it (exit 1, as a missed target)."""
+    before = _stray_stack_files()
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    ok = False
+    try:
+        ok = body(tmp)
+    except (RuntimeError, subprocess.TimeoutExpired) as err:
+        print(f"error: {err}")
+        sys.exit(2)
+    finally:
+        if keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    stray = _stray_stack_files() - before
+    if stray:
+        print(f"error: the benchmark left {sorted(map(str, stray))} in the repository")
+        ok = False
+    sys.exit(0 if ok else 1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--teams", type=int, default=100)
@@ -296,11 +320,9 @@ def main() -> None:
     if why:
         print(f"engine benchmark skipped: {why}")
         sys.exit(3)
-    before = _stray_stack_files()
-    tmp = Path(tempfile.mkdtemp(prefix="gpu-platform-bench-"))
     res = Results(teams=args.teams)
-    ok = False
-    try:
+
+    def body(tmp: Path) -> bool:
         path, res.objects, res.resources = manifests(args.teams, tmp)
         print(f"engine N={args.teams}: {res.resources} resources, {res.objects} Kubernetes objects; "
               f"{os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}; work dir {tmp}", flush=True)
@@ -315,19 +337,9 @@ def main() -> None:
                 "teams": res.teams, "resources": res.resources, "objects": res.objects,
                 "timings": {k: {**vars(v), "per_100": v.per_100} for k, v in res.timings.items()},
             }, indent=2))
-    except (RuntimeError, subprocess.TimeoutExpired) as err:
-        print(f"error: {err}")
-        sys.exit(2)
-    finally:
-        if args.keep:
-            print(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    stray = _stray_stack_files() - before
-    if stray:
-        print(f"error: the benchmark left {sorted(map(str, stray))} in the repository")
-        ok = False
-    sys.exit(0 if ok else 1)
+        return ok
+
+    run_in_workdir("gpu-platform-bench-", args.keep, body)
 
 
 if __name__ == "__main__":

@@ -20,10 +20,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +29,8 @@ from typing import Any
 
 from bench.common import ROOT, verdict
 from bench.engine import (
-    NO_ADDONS, UP_OVER_FLOOR, Cluster, Results, Stack, Timing, _children_cpu, _count, _stray_stack_files,
-    available, kubectl_floor, manifests, timed,
+    NO_ADDONS, UP_OVER_FLOOR, Cluster, Results, Stack, Timing, _children_cpu, _count,
+    available, kubectl_floor, manifests, run_in_workdir, timed,
 )
 from bench.synth import stack_config
 from localcluster.signals import interrupt_on_sigterm
@@ -188,10 +186,9 @@ def main() -> None:
     if why:
         print(f"engine split benchmark skipped: {why}")
         sys.exit(3)
-    before = _stray_stack_files()
-    ok, figures = True, []
-    tmp = Path(tempfile.mkdtemp(prefix="gpu-platform-bench-split-"))
-    try:
+
+    def body(tmp: Path) -> bool:
+        ok, figures = True, []
         for teams in args.teams:
             res = Results(teams=teams)
             sub = tmp / f"n{teams}"
@@ -213,19 +210,9 @@ def main() -> None:
                     print(f"{k}: {v.seconds:.1f} s = {v.seconds / res.timings['kubectl'].seconds:.2f} of the floor")
         if args.json:
             Path(args.json).write_text(json.dumps(figures, indent=2))
-    except (RuntimeError, subprocess.TimeoutExpired) as err:
-        print(f"error: {err}")
-        sys.exit(2)
-    finally:
-        if args.keep:
-            print(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    stray = _stray_stack_files() - before
-    if stray:
-        print(f"error: the benchmark left {sorted(map(str, stray))} in the repository")
-        ok = False
-    sys.exit(0 if ok else 1)
+        return ok
+
+    run_in_workdir("gpu-platform-bench-split-", args.keep, body)
 
 
 if __name__ == "__main__":

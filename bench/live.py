@@ -19,7 +19,6 @@ over p50 and reclaim over admission p50. Exit status: 0 done, 2 a step failed, 3
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, report_figures
+from bench.common import ROOT, run_on_session
 from gpu_platform.stack_files import load_plan
 from gpu_platform.jobs import JobRequest, job
 from localcluster.api import CLUSTER_QUEUES, JOBS, WORKLOADS, Client, path_of
@@ -132,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     session = Session(tmp, STACK_FILE)
     plan = load_plan(None, str(STACK_FILE))[1]
     figures: dict[str, Any] = {}
-    try:
+
+    def body() -> None:
         progress("cold start ...")
         figures["start_cold_s"] = round(session.start(), 1)
         session.stop()
@@ -183,15 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         if args.plot:
             plot(latencies, Path(args.plot))
-    except SessionError as err:
-        print(f"bench.live: {err}", file=sys.stderr)
-        return 2
-    finally:
-        if not args.keep:
-            session.stop()
-            shutil.rmtree(tmp, ignore_errors=True)
-    report_figures(figures, args.json)
-    return 0
+
+    return run_on_session("bench.live", session, tmp, args.keep, body, figures, args.json)
 
 
 def plot(latencies: list[float], out: Path) -> None:

@@ -25,7 +25,6 @@ failed, 3 tools missing.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import tempfile
 import threading
@@ -33,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, report_figures
+from bench.common import ROOT, run_on_session
 from bench.live import clean, percentile, progress, wait
 from gpu_platform.jobs import JobRequest, job
 from gpu_platform.nodes import fake_nodes
@@ -168,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     plan = load_plan(None, str(STACK_FILE))[1]
     names = [n["metadata"]["name"] for n in fake_nodes(plan)["items"]]
     figures: dict[str, Any] = {"toleration_s": args.toleration}
-    try:
+
+    def body() -> None:
         progress("starting the cluster ...")
         session.start()
         progress("pulumi up of the live stack ...")
@@ -183,15 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                 clean(client, plan)
             figures[kind] = {"trials": len(seconds), "p50_s": round(percentile(seconds, 0.5), 2),
                              "p95_s": round(percentile(seconds, 0.95), 2), "max_s": round(max(seconds), 2)}
-    except SessionError as err:
-        print(f"bench.recovery: {err}", file=sys.stderr)
-        return 2
-    finally:
-        if not args.keep:
-            session.stop()
-            shutil.rmtree(tmp, ignore_errors=True)
-    report_figures(figures, args.json)
-    return 0
+
+    return run_on_session("bench.recovery", session, tmp, args.keep, body, figures, args.json)
 
 
 if __name__ == "__main__":

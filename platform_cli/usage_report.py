@@ -27,6 +27,8 @@ from components import alerts as a
 from gpu_platform import useful_work as uw
 from gpu_platform.errors import InputError
 from gpu_platform.plan import Plan
+from simulator.figures import save_figure
+from simulator.tables import text_table
 
 from .prometheus_api import MAX_POINTS, Prometheus, PrometheusError
 
@@ -356,12 +358,7 @@ def _pct(x: float | None) -> str:
 
 def table(headers: list[str], rows: list[list[Any]], markdown: bool = False) -> str:
     cells = [[_f(v) if not isinstance(v, str) else v for v in r] for r in rows]
-    if markdown:
-        out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-        return "\n".join(out + ["| " + " | ".join(r) + " |" for r in cells])
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    line = lambda r: "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
+    return text_table(headers, cells, markdown)
 
 
 def text(r: dict[str, Any], stack: str, markdown: bool = False) -> str:
@@ -443,10 +440,7 @@ def plots(r: dict[str, Any], out: Path, stack: str) -> list[Path]:
         ax.legend(fontsize=8, loc="upper right")
     axes[-1, 0].set_xlabel(f"{unit} since {_iso(t0)}")
     fig.suptitle(f"Capacity, allocated and busy GPUs: stack {stack}")
-    fig.tight_layout()
-    fig.savefig(out / "utilization.png", dpi=110)
-    plt.close(fig)
-    written.append(out / "utilization.png")
+    written.append(save_figure(fig, out / "utilization.png"))
 
     fig, ax = plt.subplots(figsize=(8, 4))
     for team, t in r["teams"].items():
@@ -460,10 +454,7 @@ def plots(r: dict[str, Any], out: Path, stack: str) -> list[Path]:
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(out / "wait-cdf.png", dpi=110)
-    plt.close(fig)
-    written.append(out / "wait-cdf.png")
+    written.append(save_figure(fig, out / "wait-cdf.png"))
     return written
 
 

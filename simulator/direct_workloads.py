@@ -44,7 +44,7 @@ from localcluster.api import WORKLOADS, ApiError, Client
 from . import kinds
 from .progress import Progress, trace_done
 from .progress import line as progress_line
-from .replay import Event, Run, assignment, index_of, job_name, objects_for
+from .replay import Event, Run, Tally, assignment, index_of, job_name, objects_for, wait_until_due
 from .trace import TraceJob
 
 MODES = ("pods", "workloads")
@@ -193,7 +193,7 @@ def workload_path(namespace: str, name: str = "") -> str:
     return f"/apis/{API_VERSION}/namespaces/{namespace}/workloads" + (f"/{name}" if name else "")
 
 
-class _Replay:
+class _Replay(Tally):
     """One replay in workloads mode: submitters create the Workloads on the trace's (compressed) schedule,
     a watch records what Kueue does with them (the same events as the full mode, simulator/replay.py), a
     timer finishes each admitted run its compressed duration after its admission, and an eviction is
@@ -221,13 +221,6 @@ class _Replay:
         for t in self.threads:
             t.start()
 
-    def clock(self) -> float:
-        return time.perf_counter() - self.start
-
-    def _record(self, kind: str, index: int, **kw: Any) -> None:
-        with self.lock:
-            self.run.events.append(Event(self.clock() * self.run.speed, index, kind, **kw))
-
     def handle(self, obj: dict[str, Any]) -> None:
         index = index_of(obj["metadata"]["name"])
         if index is None or index < 0 or index >= len(self.run.jobs):
@@ -240,10 +233,7 @@ class _Replay:
         if finished and before != "finished":
             self.state[index] = "finished"
             flavor, units = self.assignment.get(index, ("", 0))
-            self._record("finished", index, flavor=flavor, units=units, reason=c["Finished"].get("reason", ""))
-            self.counts["finished"] += 1
-            if flavor:
-                self.last_free[flavor] = now
+            self._finished(index, flavor, units, c["Finished"].get("reason", ""), now)
         elif before == "admitted" and (evicted(obj) or not admitted):
             self.state[index] = "pending"
             with self.lock:
@@ -263,14 +253,7 @@ class _Replay:
             self.state[index] = "admitted"
             flavor, units = assignment(obj)
             self.assignment[index] = (flavor, units)
-            self._record("admitted", index, flavor=flavor, units=units)
-            self.counts["admitted"] += 1
-            freed = self.last_free.get(flavor)
-            since = self.pending_since.get(index, now)
-            if freed is not None and freed >= since:
-                self.run.handoff.append(now - freed)
-            else:
-                self.run.admission.append(now - since)
+            self._admitted(index, flavor, units, now)
             with self.lock:
                 generation = self.generation.get(index, 0) + 1
                 self.generation[index] = generation
@@ -383,10 +366,7 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     pool = ThreadPoolExecutor(max_workers=SUBMITTERS)
     try:
         for i, j in due:
-            wait = j.submit / speed - clock()
-            if wait > 0:
-                time.sleep(wait)
-            run.submit_lag.append(max(0.0, -wait))
+            wait_until_due(run, j, speed, clock)
             with r.lock:
                 run.events.append(Event(clock() * speed, i, "submitted"))
                 r.pending_since[i] = clock()

@@ -291,7 +291,53 @@ def _unschedulable(obj: dict[str, Any]) -> bool:
     return c.get("status") == "False" and c.get("reason") == "Unschedulable"
 
 
-class _Watcher:
+def wait_until_due(run: Run, j: TraceJob, speed: float, clock: Callable[[], float]) -> None:
+    """Sleep until J is due on the compressed schedule (both modes' submitters); when it is late already (a
+    burst of arrivals, a slow API server), the lag is kept: the run's submit_lag says how far the schedule slid."""
+    wait = j.submit / speed - clock()
+    if wait > 0:
+        time.sleep(wait)
+    run.submit_lag.append(max(0.0, -wait))
+
+
+class Tally:
+    """What both replay modes record of a Workload's admission and finish: the event (in trace seconds), the
+    count the progress line shows, when its flavor's capacity was last freed, and whether an admission waited
+    on freed capacity (handoff) or on Kueue alone (admission). A base of the pods mode's watcher here and the
+    workloads mode's replay (simulator/direct_workloads.py), so the two modes' figures are measured alike."""
+
+    run: Run
+    start: float
+    lock: threading.Lock
+    counts: dict[str, int]
+    last_free: dict[str, float]      # flavor -> wall time capacity was last freed
+    pending_since: dict[int, float]
+
+    def clock(self) -> float:
+        return time.perf_counter() - self.start
+
+    def _record(self, kind: str, index: int, **kw: Any) -> None:
+        with self.lock:
+            self.run.events.append(Event(self.clock() * self.run.speed, index, kind, **kw))
+
+    def _finished(self, index: int, flavor: str, units: int, reason: str, now: float) -> None:
+        self._record("finished", index, flavor=flavor, units=units, reason=reason)
+        self.counts["finished"] += 1
+        if flavor:
+            self.last_free[flavor] = now
+
+    def _admitted(self, index: int, flavor: str, units: int, now: float) -> None:
+        self._record("admitted", index, flavor=flavor, units=units)
+        self.counts["admitted"] += 1
+        freed = self.last_free.get(flavor)
+        since = self.pending_since.get(index, now)
+        if freed is not None and freed >= since:
+            self.run.handoff.append(now - freed)
+        else:   # nothing was freed while it waited: Kueue's own time to admit it (a burst queues)
+            self.run.admission.append(now - since)
+
+
+class _Watcher(Tally):
     """Workloads (admissions, evictions, finishes), pods (Running, ended) and GPU nodes (added, removed) as
     they change, each on a watch of its own, stamped with the replay's wall clock; with `correct`, each new
     pod of a trace job is given its end time. A job whose pods wait for a node after its admission (a pool
@@ -363,9 +409,6 @@ class _Watcher:
             thread.start()
             self.threads.append(thread)
 
-    def clock(self) -> float:
-        return time.perf_counter() - self.start
-
     def reset_clock(self) -> None:
         """The replay's clock starts now: the nodes seen so far were there before any submission."""
         self.start = time.perf_counter()
@@ -376,10 +419,6 @@ class _Watcher:
     def epoch(self, t: float) -> float:
         """The Unix time of a reading of clock()."""
         return self.start + t + self.epoch_offset
-
-    def _record(self, kind: str, index: int, **kw: Any) -> None:
-        with self.lock:
-            self.run.events.append(Event(self.clock() * self.run.speed, index, kind, **kw))
 
     def _assignment(self, obj: dict[str, Any]) -> tuple[str, int]:
         return assignment(obj)
@@ -434,10 +473,7 @@ class _Watcher:
                     self.end_chain.add(now - ended)
             if not trace_job:
                 return
-            self._record("finished", index, flavor=flavor, units=units, reason=reason)
-            self.counts["finished"] += 1
-            if flavor:
-                self.last_free[flavor] = now
+            self._finished(index, flavor, units, reason, now)
         elif admitted and before == "pending":
             self.state[index] = "admitted"
             self.admitted_at[index] = now
@@ -450,14 +486,7 @@ class _Watcher:
                 self.unschedulable.discard(index)
                 self.ran.discard(index)
                 waiting = any(p.unschedulable for p in self._job_pods(index))
-            self._record("admitted", index, flavor=flavor, units=units)
-            self.counts["admitted"] += 1
-            freed = self.last_free.get(flavor)
-            since = self.pending_since.get(index, now)
-            if freed is not None and freed >= since:
-                self.run.handoff.append(now - freed)
-            else:   # nothing was freed while it waited: Kueue's own time to admit it (a burst queues)
-                self.run.admission.append(now - since)
+            self._admitted(index, flavor, units, now)
             self._new_deadline(index, now)
             if waiting:   # a pod of it already waits for a node (the pod watch saw it first)
                 self._wait_for_nodes(index, now)
@@ -492,10 +521,7 @@ class _Watcher:
         now = self.clock()
         self.state[index] = "finished"
         flavor, units = self.assignment.get(index, ("", 0))
-        self._record("finished", index, flavor=flavor, units=units, reason="Succeeded")
-        self.counts["finished"] += 1
-        if flavor:
-            self.last_free[flavor] = now
+        self._finished(index, flavor, units, "Succeeded", now)
 
     def _new_deadline(self, index: int, start: float) -> None:
         """A job ended by deletion is deleted when its run, from `start` (clock), is up."""
@@ -1038,10 +1064,7 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
     pool = ThreadPoolExecutor(max_workers=SUBMITTERS)
     try:
         for i, j in due:
-            wait = j.submit / speed - clock()
-            if wait > 0:
-                time.sleep(wait)
-            run.submit_lag.append(max(0.0, -wait))
+            wait_until_due(run, j, speed, clock)
             # Submitted when sent (before Kueue can have seen it), so a wait is never negative.
             with watcher.lock:
                 run.events.append(Event(clock() * speed, i, "submitted"))

@@ -10,6 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .figures import save_figure
+from .tables import text_table
+
 POOL_HEADERS = ["pool", "utilization (saturated)", "utilization (all)", "idle GPU-h"]
 TEAM_HEADERS = ["team", "submitted", "finished", "wait p50 h", "wait p95 h", "wait max h", "to running p50 h",
                 "to running p95 h", "GPU-h used", "busy GPU-h", "allocated-but-idle GPU-h", "GPU-h nominal", "borrowed GPU-h", "lent GPU-h", "preemptions",
@@ -32,12 +35,7 @@ def _fmt(v: Any) -> str:
 
 def table(headers: list[str], rows: list[list[Any]], markdown: bool = False) -> str:
     cells = [[_fmt(v) for v in r] for r in rows]
-    if markdown:
-        out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-        return "\n".join(out + ["| " + " | ".join(r) + " |" for r in cells])
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    line = lambda r: "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
+    return text_table(headers, cells, markdown)
 
 
 def _pool_rows(r: dict[str, Any]) -> list[list[Any]]:
@@ -256,10 +254,7 @@ def plots(r: dict[str, Any], out: Path, title: str) -> list[Path]:
            ylim=(0, 105))
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out / "utilization.png", dpi=110)
-    plt.close(fig)
-    written.append(out / "utilization.png")
+    written.append(save_figure(fig, out / "utilization.png"))
 
     fig, ax = plt.subplots(figsize=(8, 4))
     for team, ys in r["series"]["queue_depth"].items():
@@ -267,10 +262,7 @@ def plots(r: dict[str, Any], out: Path, title: str) -> list[Path]:
     ax.set(xlabel="trace time (h)", ylabel="jobs waiting", title=f"Queue depth per team: {title}")
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out / "queue-depth.png", dpi=110)
-    plt.close(fig)
-    written.append(out / "queue-depth.png")
+    written.append(save_figure(fig, out / "queue-depth.png"))
 
     fig, ax = plt.subplots(figsize=(8, 4))
     for team, waits in r["waits_h"].items():
@@ -282,10 +274,7 @@ def plots(r: dict[str, Any], out: Path, title: str) -> list[Path]:
     ax.set_xscale("symlog", linthresh=1)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out / "wait-cdf.png", dpi=110)
-    plt.close(fig)
-    written.append(out / "wait-cdf.png")
+    written.append(save_figure(fig, out / "wait-cdf.png"))
 
     if "nodes_up" in r["series"]:
         fig, ax = plt.subplots(figsize=(8, 4))
@@ -294,8 +283,5 @@ def plots(r: dict[str, Any], out: Path, title: str) -> list[Path]:
         ax.set(xlabel="trace time (h)", ylabel="GPU nodes up", title=f"Nodes up per pool: {title}")
         ax.legend(fontsize=8, loc="upper right")
         ax.grid(alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(out / "nodes-up.png", dpi=110)
-        plt.close(fig)
-        written.append(out / "nodes-up.png")
+        written.append(save_figure(fig, out / "nodes-up.png"))
     return written

@@ -7,12 +7,13 @@ Under CI a missing tool fails the test; elsewhere it skips with the command that
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 
 from localcluster import driver
@@ -154,6 +155,23 @@ def wait_for_file(proc: subprocess.Popen[str], under: Path, pattern: str, what: 
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, f"{what} never started"
         time.sleep(0.1)
+
+
+def interrupt_after(proc: subprocess.Popen[str], under: Path, ready: Callable[[], None],
+                    timeout: float) -> tuple[str, list[str]]:
+    """SIGTERM PROC (a cluster starting, under UNDER) once ready() returns, as Ctrl-C or a cancelled job would,
+    and wait up to TIMEOUT for it to exit; PROC is killed if it outlives that or ready() fails. Its stderr and
+    the processes it left under UNDER (killed after they are listed, so a failing test leaks none)."""
+    try:
+        ready()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    left = processes_under(under)
+    subprocess.run(["pkill", "-KILL", "-f", str(under)], check=False)
+    return err, left
 
 
 def new_engine(backend: Path) -> Engine:

@@ -52,6 +52,12 @@ StackReport = Callable[[Resource | None, str], None]
 StackCheck = Callable[[Sequence[Resource], Config, StackReport], None]
 
 
+def _policy_options(level: EnforcementLevel, settings: tuple[Setting, ...], remediation: str | None) -> dict[str, Any]:
+    """What a rule tells the SDK besides its validation, alike for resource and stack rules: its level, the
+    config schema of its settings and its remediation."""
+    return {"enforcement_level": level, "config_schema": schema_of(*settings), "remediation_steps": remediation}
+
+
 class GuardrailResourcePolicy(ResourceValidationPolicy):
     """A resource rule: `applies(type)` selects resources by type token (never by props, which may be unknown)."""
 
@@ -68,14 +74,7 @@ class GuardrailResourcePolicy(ResourceValidationPolicy):
         self.check = check
         self.applies = applies
         self.settings = settings
-        super().__init__(
-            name,
-            description,
-            validate=self._validate,
-            enforcement_level=level,
-            config_schema=schema_of(*settings),
-            remediation_steps=remediation,
-        )
+        super().__init__(name, description, validate=self._validate, **_policy_options(level, settings, remediation))
 
     def _validate(self, args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         if not self.applies(args.resource_type):
@@ -102,14 +101,7 @@ class GuardrailStackPolicy(StackValidationPolicy):
     ):
         self.check = check
         self.settings = settings
-        super().__init__(
-            name,
-            description,
-            validate=self._validate,
-            enforcement_level=level,
-            config_schema=schema_of(*settings),
-            remediation_steps=remediation,
-        )
+        super().__init__(name, description, validate=self._validate, **_policy_options(level, settings, remediation))
 
     def _validate(self, args: StackValidationArgs, report_violation: ReportViolation) -> None:
         resources = _resources_of(args.resources)

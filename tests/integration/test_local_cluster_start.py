@@ -12,14 +12,13 @@ so the shell's `$!` is a process that is already gone.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
-from tests.realtools import CLUSTER_TOOLS, cluster_env, processes_under, require, run, wait_for_file
+from tests.realtools import CLUSTER_TOOLS, cluster_env, interrupt_after, processes_under, require, run, wait_for_file
 
 PORTS = ("30543", "21890")  # this test's own: every suite's cluster has its ports
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kueue", "kwok")
@@ -108,15 +107,8 @@ def test_sigterm_during_a_start_stops_what_it_started(tmp_path: Path) -> None:
     env = cluster_env(state, *PORTS, {"GPU_PLATFORM_CRDS": "none"})
     proc = subprocess.Popen([str(ROOT / "scripts" / "local-cluster"), "start"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_for_file(proc, state, "run/kube-apiserver.pid", "the API server")
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    left = processes_under(state)
-    subprocess.run(["pkill", "-KILL", "-f", str(state)], check=False)
+    err, left = interrupt_after(
+        proc, state, lambda: wait_for_file(proc, state, "run/kube-apiserver.pid", "the API server"), timeout=120)
     assert proc.returncode == 1, err
     assert "interrupted: stopping what this start started" in err, err
     assert "stopped etcd" in err, err

@@ -11,24 +11,11 @@ from __future__ import annotations
 import json
 
 from gpu_platform import conventions as cv
+from tests.kuberay_allow import KUBERAY_ALLOW
 from tests.live.conftest import Live
 
 GUARD = f"ValidatingAdmissionPolicy '{cv.TENANT_NETWORK_POLICY_GUARD}'"
 GUARD_MESSAGE = "NetworkPolicies in team namespaces are managed by the platform"
-# KubeRay's operator (app.kubernetes.io/component=kuberay-operator, namespace `kuberay-system`) to Ray heads
-# (ray.io/node-type=head) on the dashboard (8265) and Ray Client (10001) ports; the sources are in
-# gpu_platform/conventions.py.
-KUBERAY_ALLOW_SPEC = {
-    "podSelector": {"matchLabels": {"ray.io/node-type": "head"}},
-    "policyTypes": ["Ingress"],
-    "ingress": [{
-        "from": [{
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kuberay-system"}},
-            "podSelector": {"matchLabels": {"app.kubernetes.io/component": "kuberay-operator"}},
-        }],
-        "ports": [{"protocol": "TCP", "port": 8265}, {"protocol": "TCP", "port": 10001}],
-    }],
-}
 
 
 def test_the_kuberay_allow_is_deployed_in_every_team_namespace(live: Live) -> None:
@@ -37,7 +24,7 @@ def test_the_kuberay_allow_is_deployed_in_every_team_namespace(live: Live) -> No
     for team in live.plan.teams:
         for ns in team.namespaces:
             policy = live.get("networkpolicy", cv.NETWORK_POLICY_ALLOW_KUBERAY, "-n", ns)
-            assert policy["spec"] == KUBERAY_ALLOW_SPEC, ns
+            assert policy["spec"] == KUBERAY_ALLOW, ns
 
 
 def test_a_tenant_can_neither_add_a_wider_allow_nor_change_the_platforms(live: Live) -> None:
@@ -58,4 +45,4 @@ def test_a_tenant_can_neither_add_a_wider_allow_nor_change_the_platforms(live: L
     out = live.kubectl("delete", "networkpolicy", cv.NETWORK_POLICY_ALLOW_KUBERAY, "-n", ns, as_team="alpha",
                        check=False)
     assert out.returncode != 0 and GUARD in out.stderr and GUARD_MESSAGE in out.stderr, out.stderr
-    assert live.get("networkpolicy", cv.NETWORK_POLICY_ALLOW_KUBERAY, "-n", ns)["spec"] == KUBERAY_ALLOW_SPEC
+    assert live.get("networkpolicy", cv.NETWORK_POLICY_ALLOW_KUBERAY, "-n", ns)["spec"] == KUBERAY_ALLOW

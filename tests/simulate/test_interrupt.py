@@ -5,13 +5,12 @@ KWOK of its temporary state directory running, to be killed by hand."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.conftest import ROOT
-from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, base_env, processes_under, require, wait_for_file
+from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, base_env, interrupt_after, processes_under, require, wait_for_file
 
 STACK = ROOT / "tests" / "simulate" / "stack.yaml"
 PORTS = {"GPU_PLATFORM_SIM_APISERVER_PORT": "30643", "GPU_PLATFORM_SIM_ETCD_PORT": "21990"}  # this test's own
@@ -27,18 +26,15 @@ def test_sigterm_while_the_cluster_starts_stops_every_process_it_started(tmp_pat
     proc = subprocess.Popen([sys.executable, "-m", "platform_cli", "simulate", "--stack", str(STACK), "--trace",
                              str(trace), "--speed", "60", "--out", str(tmp_path / "out")],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    seen_running: list[str] = []
+
+    def half_up() -> None:
         # Wait until the cluster is half-way up: the API server runs (its pid file), Kueue does not yet.
         wait_for_file(proc, scratch, "gpu-platform-sim-*/cluster/run/kube-apiserver.pid", "the cluster's API server")
         assert not any(scratch.glob("gpu-platform-sim-*/cluster/run/kueue.pid")), "too late: Kueue runs already"
-        seen_running = processes_under(scratch)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    left = processes_under(scratch)
-    subprocess.run(["pkill", "-KILL", "-f", str(scratch)], check=False)
+        seen_running.extend(processes_under(scratch))
+
+    err, left = interrupt_after(proc, scratch, half_up, timeout=180)
     assert proc.returncode == 130, err[-3000:]
     assert "interrupted" in err, err[-3000:]
     # what the signal interrupted: a cluster with etcd and an API server running

@@ -19,6 +19,7 @@ from gpu_platform.plan import CONTAINER_DEFAULT_LIMIT, CONTAINER_DEFAULT_REQUEST
 from tests import cel
 from tests.conftest import plan_of, rendered, spec_of
 from tests.crd_schema import validate
+from tests.kuberay_allow import KUBERAY_ALLOW
 
 STACK = "prod"
 TENANCY = "tenancy"  # the component's name in GpuPlatform
@@ -394,22 +395,6 @@ def test_team_admins_cannot_write_rbac() -> None:
 
 
 # -- KubeRay's operator through the default deny ---------------------------------------------------------
-# KubeRay facts (ray-project/kuberay): the operator pod carries app.kubernetes.io/component=kuberay-operator
-# (helm-chart/kuberay-operator/templates/deployment.yaml, ray-operator/config/manager/manager.yaml); the platform
-# installs it in kuberay-system (upstream's kustomization would use `default`); head pods carry
-# ray.io/node-type=head; the dashboard listens on 8265 and Ray Client on 10001 (ray-operator/controllers/ray/
-# utils/constant.go). The RayJob controller polls the job on the head's dashboard (rayjob_controller.go).
-KUBERAY_ALLOW = {
-    "podSelector": {"matchLabels": {"ray.io/node-type": "head"}},
-    "policyTypes": ["Ingress"],
-    "ingress": [{
-        "from": [{
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kuberay-system"}},
-            "podSelector": {"matchLabels": {"app.kubernetes.io/component": "kuberay-operator"}},
-        }],
-        "ports": [{"protocol": "TCP", "port": 8265}, {"protocol": "TCP", "port": 10001}],
-    }],
-}
 
 
 def test_kuberay_operator_reaches_ray_heads_on_the_dashboard_and_client_ports_only() -> None:

@@ -9,6 +9,7 @@ from gpu_platform.plan import build_plan, reserved_cpu_millis, reserved_memory_m
 from gpu_platform.pool_derivations import capacity_units, pool_capacity_gpus, pool_capacity_units, pool_nominal_units
 from gpu_platform.spec import load_platform
 from tests.conftest import plan_of, platform_raw, spec_of
+from tests.spec_variants import without_cohorts
 
 
 def test_capacity_units_per_sharing_mode() -> None:
@@ -59,13 +60,7 @@ def test_namespace_quota_caps_at_what_the_team_can_ever_hold() -> None:
 
 
 def test_team_without_cohort_cannot_exceed_nominal() -> None:
-    raw = platform_raw("prod")
-    for team in raw["teams"]:
-        team.pop("cohort", None)
-        for q in team["quotas"].values():
-            q.pop("borrowingLimit", None)
-            q.pop("lendingLimit", None)
-    plan = build_plan(load_platform(raw))
+    plan = build_plan(load_platform(without_cohorts(platform_raw("prod"))))
     t = next(t for t in plan.teams if t.name == "llm-pretrain")
     assert t.namespace_quota["requests.nvidia.com/gpu"] == str(96 + 32)
 

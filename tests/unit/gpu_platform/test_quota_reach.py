@@ -13,6 +13,7 @@ from gpu_platform.quota_reach import CohortCycle, Limits, Member, QuotaTree, rea
 from gpu_platform.spec import load_platform
 from platform_cli.plan_report import format_plan
 from tests.conftest import plan_of, platform_raw
+from tests.spec_variants import without_cohorts
 
 
 def reach_of(plan, team: str, pool: str) -> int:
@@ -136,13 +137,7 @@ def test_the_namespace_quota_caps_at_the_reach() -> None:
 
 
 def test_a_team_without_cohort_gets_its_nominal_in_the_plan() -> None:
-    raw = platform_raw("local")
-    for team in raw["teams"]:
-        team.pop("cohort", None)
-        for q in team["quotas"].values():
-            q.pop("borrowingLimit", None)
-            q.pop("lendingLimit", None)
-    plan = build_plan(load_platform(raw))
+    plan = build_plan(load_platform(without_cohorts(platform_raw("local"))))
     assert reach_of(plan, "vision", "train") == 8
     assert reach_of(plan, "vision", "notebooks") == 28
 
