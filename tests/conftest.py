@@ -118,6 +118,13 @@ def render_config(config: dict[str, Any], stack: str = "test"):
     return run_program(run, stack, config)
 
 
+def render_split(config: dict[str, Any]):
+    from components.program import run
+    from harness.split import render_parts
+
+    return render_parts(run, config)
+
+
 @pytest.fixture(params=STACKS)
 def stack(request) -> str:
     return request.param
@@ -159,18 +166,20 @@ class RenderWorker:
                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.asked = set(RENDER_WORKER_STACKS)
 
-    def ask(self, variants: list[tuple[str, str, dict[str, Any]]]) -> None:
-        """The variants to render after the stacks, each (name, stack, config); the worker ends after them."""
+    def ask(self, variants: list[tuple[str, str, dict[str, Any], bool]]) -> None:
+        """The variants to render after the stacks, each (name, stack, config, parts: a split environment
+        rendered part by part); the worker ends after them."""
         import json
 
         assert self.proc.stdin is not None
         try:
-            for name, stack, config in variants:
-                self.proc.stdin.write(json.dumps({"name": name, "stack": stack, "config": config}) + "\n")
+            for name, stack, config, parts in variants:
+                self.proc.stdin.write(json.dumps({"name": name, "stack": stack, "config": config,
+                                                  "parts": parts}) + "\n")
             self.proc.stdin.close()
         except BrokenPipeError:  # the worker stopped: get() answers None and the caller renders
             return
-        self.asked.update(name for name, _, _ in variants)
+        self.asked.update(name for name, _, _, _ in variants)
 
     def get(self, name: str) -> Any:
         """The worker's render of a stack or variant, or None if it was not asked for it or stopped without
@@ -222,8 +231,9 @@ _VARIANTS: dict[str, tuple["BackgroundRender", tuple[str, ...]]] = {}
 
 
 class BackgroundRender:
-    def __init__(self, build: Any, params: tuple[str, ...]) -> None:
+    def __init__(self, build: Any, params: tuple[str, ...], parts: bool = False) -> None:
         self.build = build
+        self.parts = parts
         self.module = build.__module__
         name = f"{build.__module__}:{build.__qualname__}"
         self.keys = {args: f"{name}[{args[0]}]" if args else name for args in ([(p,) for p in params] or [()])}
@@ -243,17 +253,19 @@ class BackgroundRender:
             done = _RENDER_WORKER.get(key) if _RENDER_WORKER is not None else None
             if done is None:
                 stack, config = self.config(*args)
-                done = render_config(config, stack)
+                done = render_split(config) if self.parts else render_config(config, stack)
             long_lived()
             self._made[args] = done
         return self._made[args]
 
 
-def background_render(*params: str) -> Any:
+def background_render(*params: str, parts: bool = False) -> Any:
     """Declare a stack variant rendered in the background: `@background_render()` on a function returning
-    (stack, config), or `@background_render(*values)` on one taking one of those values (one render each)."""
+    (stack, config), or `@background_render(*values)` on one taking one of those values (one render each).
+    With parts=True the config is a split environment (stackSplit) and the render is harness.split.render_parts'
+    dict of its parts' renders (the stack returned is not used)."""
     def declare(build: Any) -> BackgroundRender:
-        return BackgroundRender(build, params)
+        return BackgroundRender(build, params, parts)
     return declare
 
 
@@ -284,7 +296,7 @@ def _ask_for_variants(items: list[pytest.Item]) -> None:
     for key in wanted:
         variant, args = _VARIANTS[key]
         try:
-            variants.append((key, *variant.config(*args)))
+            variants.append((key, *variant.config(*args), variant.parts))
         except Exception:  # reported by the test that reads it
             continue
     _RENDER_WORKER.ask(variants)

@@ -1,6 +1,7 @@
 """`python -m tests.render_worker DIR STACK...`: render each stack under mocks, in order, into DIR/<stack>.pickle;
-then each stack variant on standard input, one JSON object a line ({"name", "stack", "config"}: a
-tests/conftest.py background_render), into DIR/<name>.pickle, until standard input ends.
+then each stack variant on standard input, one JSON object a line ({"name", "stack", "config", "parts"}: a
+tests/conftest.py background_render), into DIR/<name>.pickle, until standard input ends. A variant with "parts"
+true is a split environment: its pickle holds harness.split.render_parts' dict of the parts' renders.
 
 tests/conftest.py starts it when a session will read the shared renders (rendered()), so the four stacks'
 renders run on the other core while the test process collects and tests; once collection has found the
@@ -43,15 +44,17 @@ def _write(out: Path, name: str, rendered: Any) -> None:
 def main(argv: list[str]) -> int:
     from components.program import run
     from harness.render import run_program
+    from harness.split import render_parts
     from tests.conftest import stack_doc
 
     out = Path(argv[0])
-    jobs = ((stack, stack, copy.deepcopy(stack_doc(stack)["config"])) for stack in argv[1:])
+    jobs = ((stack, stack, copy.deepcopy(stack_doc(stack)["config"]), False) for stack in argv[1:])
     variants = (json.loads(line) for line in sys.stdin if line.strip())
     failed = 0
-    for name, stack, config in itertools.chain(jobs, ((v["name"], v["stack"], v["config"]) for v in variants)):
+    for name, stack, config, split in itertools.chain(
+            jobs, ((v["name"], v["stack"], v["config"], v.get("parts", False)) for v in variants)):
         try:
-            rendered = run_program(run, stack, config)
+            rendered = render_parts(run, config) if split else run_program(run, stack, config)
         except Exception:  # the test process renders it again, and its test reports the error
             (out / failed_name(name)).touch()
             failed += 1

@@ -4,7 +4,6 @@ the policy pack passes on each part and on their union, and bad splits are refus
 from __future__ import annotations
 
 import copy
-import functools
 from collections import Counter
 from typing import Any
 
@@ -14,6 +13,7 @@ from bench.synth import stack_config
 from gpu_platform.errors import SpecError
 from gpu_platform.spec import load_platform
 from gpu_platform.stack_split import stack_part
+from tests.conftest import background_render
 
 NO_ADDONS = {"gpuOperator": {"install": False}, "kueue": {"install": False}, "monitoring": {"install": False}}
 # bench.synth with 4 teams: cohorts org > group-000 (team-0000, team-0002) and group-001 (team-0001, team-0003).
@@ -30,20 +30,16 @@ def split_config(split: dict[str, Any] | None = SPLIT) -> dict[str, Any]:
     return cfg
 
 
-@functools.cache
-def parts() -> dict[str, Any]:
-    from components.program import run
-    from harness.split import render_parts
-
-    return render_parts(run, split_config())
+@background_render(parts=True)
+def parts() -> tuple[str, dict[str, Any]]:
+    """The split environment part by part (harness.split.render_parts), by the render worker."""
+    return "env", split_config()
 
 
-@functools.cache
-def whole() -> Any:
-    from components.program import run
-    from harness.render import run_program
-
-    return run_program(run, "env", split_config(None))
+@background_render()
+def whole() -> tuple[str, dict[str, Any]]:
+    """The same environment unsplit, in one stack, by the render worker."""
+    return "env", split_config(None)
 
 
 def objects(rendered: Any) -> list[tuple[str, str | None, str]]:
