@@ -1,5 +1,5 @@
 """Seed scale, live: the local cluster at 1,000 GPU nodes and 100 teams, and Kueue's own scheduler performance
-baseline replayed through it as real Jobs and pods (issue #28, items 1 and 2).
+baseline replayed through it as real Jobs and pods.
 
 One cluster (scripts/local-cluster through localcluster/session.Session, as bench/live.py), stack: the
 seed-scale fleet (bench/seed_stack.py: 1,000 nodes, 8,000 GPUs, 100 teams in a cohort tree) plus the

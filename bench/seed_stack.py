@@ -1,5 +1,5 @@
 """The seed-scale stack: about 1,000 GPU nodes (8,000 GPUs) and 100 teams, the size the platform's users run
-("most organisations cap a cluster at 500-1,000 GPU nodes"; issue #28).
+("most organisations cap a cluster at 500-1,000 GPU nodes").
 
 Built on bench/synth.py (same team and cohort tree, same quota pattern) with the fleet fixed instead of grown
 to fit the quotas: five 8-GPU pools, one per kind of work, each at min = max so the live cluster registers

@@ -1,4 +1,4 @@
-"""The what-if replay's report and the live report agree on a replayed trace (issue 26): one trace, replayed by
+"""The what-if replay's report and the live report agree on a replayed trace: one trace, replayed by
 the simulator (simulator/replay.py, simulator/metrics.py) on a local cluster that runs its Prometheus, then
 read back by `python -m platform_cli report` (platform_cli/usage_report.py) over exactly the replay's window.
 Both compute their figures with gpu_platform/useful_work.py; this test holds them to the same numbers.
