@@ -1,5 +1,5 @@
-"""The seed-scale stack (bench/seed_stack.py) is the size of fleet the platform's users run: 1,000 GPU nodes, 8,000 GPUs,
-100 teams, and a spec the platform's loader accepts with every nominal quota inside its pool."""
+"""The seed-scale stack (bench/seed_stack.py) is the size of fleet the platform's users run: 1,000 GPU nodes,
+8,000 GPUs, 100 teams, and a spec the platform's loader accepts with every nominal quota inside its pool."""
 
 from __future__ import annotations
 
