@@ -82,3 +82,11 @@ def process_cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a running process (/proc/<pid>/stat, fields 14 and 15, in clock ticks)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tools_missing(bench: str, tools: tuple[str, ...] | list[str], bin_dir: Path) -> bool:
+    """Say which of the tool chain's binaries a benchmark needs are not built yet; True when any is missing."""
+    missing = [t for t in tools if not (bin_dir / t).exists()]
+    if missing:
+        print(f"bench.{bench}: missing {', '.join(missing)}: run scripts/toolchain", file=sys.stderr)
+    return bool(missing)

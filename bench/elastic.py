@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, run_on_session
+from bench.common import ROOT, run_on_session, tools_missing
 from bench.live import percentile, progress, wait
 from gpu_platform import conventions as cv
 from gpu_platform.jobs import JobRequest
@@ -232,9 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     if not parts or any(p not in PARTS for p in parts) or any(k not in KIND_SHAPES for k in kinds) or args.trials < 1:
         ap.error(f"--parts takes {', '.join(PARTS)}; --kinds {', '.join(KIND_SHAPES)}; --trials at least 1")
     interrupt_on_sigterm()  # a SIGTERM stops the benchmark's cluster, as Ctrl-C does
-    missing = [t for t in TOOLS if not (CACHE / "bin" / t).exists()]
-    if missing:
-        print(f"bench.elastic: missing {', '.join(missing)}: run scripts/toolchain", file=sys.stderr)
+    if tools_missing("elastic", TOOLS, CACHE / "bin"):
         return 3
     tmp = Path(tempfile.mkdtemp(prefix="gpu-platform-bench-elastic-"))
     # workloads "": the controllers the stack installs (all four here).

@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from bench.common import tools_missing
 from localcluster import recovery as R
 from tests.faults import scenarios as F
 
@@ -102,9 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     from tests.realtools import BIN, new_engine, start_cluster, stop_cluster
     from tests.faults.configs import SECRET_KEY, ckpt_configs, kubectl_of, local_configs, make_stack
 
-    missing = [t for t in TOOLS if not (BIN / t).exists()]
-    if missing:
-        print(f"bench.faults: missing {', '.join(missing)}: run scripts/toolchain", file=sys.stderr)
+    if tools_missing("faults", TOOLS, BIN):
         return 3
     tmp = Path(tempfile.mkdtemp(prefix="gpu-platform-bench-faults-"))
     figures: dict[str, Any] = {"seed": args.seed}

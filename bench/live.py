@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, run_on_session
+from bench.common import ROOT, run_on_session, tools_missing
 from gpu_platform.stack_files import load_plan
 from gpu_platform.jobs import JobRequest, job
 from localcluster.api import CLUSTER_QUEUES, JOBS, WORKLOADS, Client, path_of
@@ -123,9 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
     interrupt_on_sigterm()  # a SIGTERM stops the benchmark's cluster, as Ctrl-C does
-    missing = [t for t in TOOLS if not (CACHE / "bin" / t).exists()]
-    if missing:
-        print(f"bench.live: missing {', '.join(missing)}: run scripts/toolchain", file=sys.stderr)
+    if tools_missing("live", TOOLS, CACHE / "bin"):
         return 3
     tmp = Path(tempfile.mkdtemp(prefix="gpu-platform-bench-live-"))
     session = Session(tmp, STACK_FILE)

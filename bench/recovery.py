@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, run_on_session
+from bench.common import ROOT, run_on_session, tools_missing
 from bench.live import clean, percentile, progress, wait
 from gpu_platform.jobs import JobRequest, job
 from gpu_platform.nodes import fake_nodes
@@ -158,9 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     if not kinds or any(k not in KINDS for k in kinds) or args.trials < 1:
         ap.error(f"--kinds takes {', '.join(KINDS)}; --trials at least 1")
     interrupt_on_sigterm()  # a SIGTERM stops the benchmark's cluster, as Ctrl-C does
-    missing = [t for t in TOOLS if not (CACHE / "bin" / t).exists()]
-    if missing:
-        print(f"bench.recovery: missing {', '.join(missing)}: run scripts/toolchain", file=sys.stderr)
+    if tools_missing("recovery", TOOLS, CACHE / "bin"):
         return 3
     tmp = Path(tempfile.mkdtemp(prefix="gpu-platform-bench-recovery-"))
     session = Session(tmp, STACK_FILE, apiserver_port=APISERVER_PORT, etcd_port=ETCD_PORT)

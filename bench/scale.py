@@ -55,7 +55,7 @@ from typing import Any
 
 import yaml
 
-from bench.common import report_figures
+from bench.common import report_figures, tools_missing
 from bench.engine import NO_ADDONS
 from bench.seed_stack import seed_config
 from gpu_platform.jobs import JobRequest, job
@@ -533,9 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.fraction <= 1:
         ap.error("--fraction must be in (0, 1]")
     interrupt_on_sigterm()
-    missing = [t for t in TOOLS if not (CACHE / "bin" / t).exists()]
-    if missing:
-        print(f"bench.scale: missing {', '.join(missing)}: run scripts/toolchain", file=sys.stderr)
+    if tools_missing("scale", TOOLS, CACHE / "bin"):
         return 3
     state = Path(args.state) if args.state else Path(tempfile.mkdtemp(prefix="gpu-platform-bench-scale-"))
     state.mkdir(parents=True, exist_ok=True)
