@@ -13,10 +13,13 @@ NO_LEND_HORIZON after the borrower's second wave could have finished, instead of
 the same jobs at the same times, so the borrower's waits compare one for one.
 
 Tolerance: Kueue batches its queue updates by a second (pkg/constants UpdatesBatchPeriod) and admits about
-one workload per 0.1-0.3 s on 2 cores under this load, so the jobs of one instant are all admitted within
-TOLERANCE_WALL seconds of wall time; a wait known by construction is asserted to within that (times the
-speed, in trace time). Each hand-over of capacity costs about a second, so the 99% utilization case is
-one wave long enough (FILL) for the start-up second to stay under 1%.
+one workload per 0.1-0.4 s on 2 cores, so the 52 jobs of the first instants are admitted over 5-20 s of wall
+time, depending on what else the 2 cores run (a CI run with two other cluster lanes measured 20 s). A wait
+known by construction is asserted to within what the run itself measured of Kueue (lateness_bounds_s: its
+longest admission of a burst, and one reaction per hand-over), times the speed, in trace time; a fixed
+allowance would be either loose on a quiet machine or refused on a busy one. Each hand-over of capacity
+costs about a second, so the 99% utilization case is one wave long enough (FILL) for the start-up second to
+stay under 1%.
 
 Fidelity: the simulator's own time per job (admission to pods Running, pods' end to quota
 released: seconds of wall time on 2 loaded cores) must not be multiplied by the speed into trace time. One
@@ -44,7 +47,6 @@ SPEED = 120.0
 WAVE = 40.0 * SPEED       # trace seconds: 40 s of wall time per wave, long against Kueue's reaction
 SHORT = 20.0 * SPEED
 FILL = 80.0 * SPEED
-TOLERANCE_WALL = 10.0
 HORIZON = 2 * WAVE + 25 * SPEED
 LEND_AT = 8 * SPEED
 # Two waves of SHORT after LEND_AT, and as much margin as the base horizon leaves after the share waves.
@@ -121,9 +123,6 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     return out
 
 
-TOL_H = TOLERANCE_WALL * SPEED / 3600
-
-
 def full_but_for(busy_s: float, slack_s: float) -> float:
     """The least utilization of a saturated window of `busy_s` of work per slot when each slot's start waited
     at most `slack_s` for Kueue (the longest admission wait of the run): a pool exactly filled loses only the
@@ -138,7 +137,7 @@ def test_identical_jobs_that_exactly_fill_a_pool_use_it_fully(reports) -> None:
     solo = r["teams"]["solo"]
     assert solo["finished"] == 4
     # One team alone, within its quota: nothing waits but for Kueue's admission ...
-    assert solo["wait_max_h"] <= TOL_H, solo
+    assert solo["wait_max_h"] * 3600 <= lateness_bounds_s(r, 0)[1], (solo, r["simulator"])
     # ... and the wave fills the pool for all of its length but that (>= 99% when Kueue answers in 1 s).
     assert fill["utilization_saturated"] >= full_but_for(FILL, solo["wait_max_h"] * 3600), (fill, solo)
     assert solo["borrowed_gpu_hours"] == 0 and solo["preemptions"] == 0
@@ -153,7 +152,7 @@ def test_two_teams_with_equal_weights_and_demand_get_equal_shares(reports) -> No
     # Two waves back to back: the last job admitted waited one wave plus every admission delay before it (the
     # first wave's and the hand-over's), and the window ends one wave after it.
     slack = max(left["wait_max_h"], right["wait_max_h"]) * 3600 - WAVE
-    assert slack <= 2 * TOLERANCE_WALL * SPEED, (left, right)
+    assert slack <= lateness_bounds_s(r, 1)[1], (left, right, r["simulator"])
     assert r["pools"]["share"]["utilization_saturated"] >= full_but_for(2 * WAVE, slack), (r["pools"]["share"], left, right)
 
 
@@ -166,8 +165,11 @@ def test_borrowing_from_an_idle_sibling_finishes_sooner_and_raises_utilization(r
     # borrower's longest wait): runs count their trace duration, not the simulator's chain times the speed.
     assert b0["borrowed_gpu_hours"] >= 8 * (SHORT - b0["wait_max_h"] * 3600) / 3600, b0
     assert base["teams"]["owner"]["lent_gpu_hours"] == pytest.approx(b0["borrowed_gpu_hours"], abs=0.01)
-    assert b0["wait_p95_h"] <= TOL_H
-    assert abs(b1["wait_p95_h"] - SHORT / 3600) <= TOL_H, b1
+    # With lending nothing waits but for Kueue's admission of the burst; without, the second eight wait one
+    # job (SHORT) and the hand-over, and never less: the owner's idle quota must not leak.
+    assert b0["wait_p95_h"] * 3600 <= lateness_bounds_s(base, 0)[1], (b0, base["simulator"])
+    early, late = lateness_bounds_s(no_lend, 1)
+    assert early <= b1["wait_p95_h"] * 3600 - SHORT <= late, (b1, no_lend["simulator"])
     assert b0["wait_p95_h"] < b1["wait_p95_h"]
     # While the borrower's demand exceeds the pool, it is all used with lending and half without.
     assert base["pools"]["lend"]["utilization_saturated"] >= full_but_for(SHORT, b0["wait_max_h"] * 3600), b0
