@@ -19,6 +19,7 @@ from gpu_platform.errors import InputError, SpecError
 from gpu_platform.spec import CONFIG_KEY
 from gpu_platform.stack_files import load_plan, read_json, stack_file
 from localcluster.signals import EXIT_INTERRUPTED, interrupt_on_sigterm
+from simulator.options import add_arguments as add_simulate_arguments
 
 from .plan_report import format_plan
 from .plugins import AWS_PACKAGE, KUBERNETES_PACKAGE, plugin_of
@@ -135,12 +136,6 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     for package in packages:
         print(" ".join(plugin_of(package)))
     return EXIT_OK
-
-
-def _simulate_arguments(p: argparse.ArgumentParser) -> None:
-    from simulator.cli import add_arguments
-
-    add_arguments(p)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -271,7 +266,7 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("--values", action="store_true", help="the Helm values of the Kueue chart instead")
     k.set_defaults(func=cmd_kueue_config)
     sim = sub.add_parser("simulate", help="replay a workload trace through the live local platform and report")
-    _simulate_arguments(sim)
+    add_simulate_arguments(sim)
     sim.set_defaults(func=cmd_simulate)
     rp = sub.add_parser("report", help="a running platform's useful work from its Prometheus: allocated, busy and idle "
                                        "GPU-hours per team and pool, failed and preempted runs, waits, requeues, "
