@@ -39,6 +39,23 @@ def test_a_lanes_failure_lines_are_kept_for_the_end_of_the_run(capsys) -> None:
     assert "[queues] tests/a.py::test_ok PASSED" in capsys.readouterr().out
 
 
+def test_every_cluster_test_file_runs_in_exactly_one_lane_and_the_engine_lanes_replay_has_its_own_ports() -> None:
+    rt = run_tests_module()
+    lanes = {n: rt.lane_args(ps, rt.LANES) for n, ps in rt.LANES.items()}
+    assert lanes["simulate"] == ["tests/simulate", "tests/multikueue", "--ignore=tests/simulate/test_elastic_kinds.py"]
+    assert lanes["engine"] == ["tests/integration", "tests/faults", "tests/simulate/test_elastic_kinds.py"]
+    assert rt.one_lane(rt.LANES) == ["tests/live", "tests/integration", "tests/faults", "tests/simulate", "tests/multikueue"]
+    files = [f.relative_to(ROOT).as_posix() for d in ("integration", "live", "faults", "simulate", "multikueue")
+             for f in (ROOT / "tests" / d).glob("test_*.py")]
+    for f in files:
+        runs = [n for n, args in lanes.items()
+                if (f in args or any(f.startswith(a + "/") for a in args)) and f"--ignore={f}" not in args]
+        assert len(runs) == 1, (f, runs)
+    # The Session default ports (localcluster/session.py) are the simulate lane's; the engine lane's differ.
+    assert rt.LANE_ENV["engine"]["GPU_PLATFORM_SIM_APISERVER_PORT"] != "28443"
+    assert "simulate" not in rt.LANE_ENV
+
+
 def test_a_stopped_run_sends_its_lanes_sigterm(tmp_path: Path) -> None:
     rt = run_tests_module()
     marker, ready = tmp_path / "terminated", tmp_path / "ready"
