@@ -8,6 +8,7 @@ missing tool, 3 a step of the replay failed (its output is shown).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -170,6 +171,18 @@ def compressed_delay(trace_s: float, speed: float) -> int:
     return max(1, round(trace_s / speed))
 
 
+def _show_cluster(session: Session) -> None:
+    """What the cluster looked like when a replay failed (before it is stopped and its state removed): which
+    processes run, and the ends of the API server's and etcd's logs."""
+    status = session.cluster().script("status", check=False, timeout=60)
+    print(f"simulate: the replay failed; scripts/local-cluster status:\n{status.stdout}{status.stderr}", file=sys.stderr)
+    for component in ("kube-apiserver", "etcd"):
+        log = session.cluster_dir / "logs" / f"{component}.log"
+        if log.exists():
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+            print(f"simulate: the last lines of {log.name}:\n{tail}", file=sys.stderr)
+
+
 def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], horizon: float, speed: float,
                  out: Path, keep: bool = False, progress=terminal_progress,
                  traces: dict[str, tuple[list[TraceJob], float]] | None = None, correct: bool = True,
@@ -236,9 +249,15 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
             if mode == "workloads":
                 result = direct_workloads.replay(session.client(), plan, jobs, speed_here, horizon, progress)
             else:
-                result = replay(session.client(), plan, jobs, speed_here, horizon, progress, correct=correct,
-                                failures=failures, failure_seed=failure_seed, spares=spares_here, failure_rate=failure_rate,
-                                scale_up_delay_s=wall[0] * speed_here, scale_down_delay_s=wall[1] * speed_here)
+                try:
+                    result = replay(session.client(), plan, jobs, speed_here, horizon, progress, correct=correct,
+                                    failures=failures, failure_seed=failure_seed, spares=spares_here,
+                                    failure_rate=failure_rate, scale_up_delay_s=wall[0] * speed_here,
+                                    scale_down_delay_s=wall[1] * speed_here)
+                except Exception:
+                    with contextlib.suppress(Exception):   # never in place of the replay's own error
+                        _show_cluster(session)
+                    raise
             r = metrics.compute(result, plan)
             r["simulator"]["setup_s"] = round(started + deployed, 1)
             r["simulator"]["total_s"] = round(time.perf_counter() - t0, 1)
