@@ -172,15 +172,12 @@ def compressed_delay(trace_s: float, speed: float) -> int:
 
 
 def _show_cluster(session: Session) -> None:
-    """What the cluster looked like when a replay failed (before it is stopped and its state removed): which
-    processes run, and the ends of the API server's and etcd's logs."""
-    status = session.cluster().script("status", check=False, timeout=60)
-    print(f"simulate: the replay failed; scripts/local-cluster status:\n{status.stdout}{status.stderr}", file=sys.stderr)
-    for component in ("kube-apiserver", "etcd"):
-        log = session.cluster_dir / "logs" / f"{component}.log"
-        if log.exists():
-            tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-            print(f"simulate: the last lines of {log.name}:\n{tail}", file=sys.stderr)
+    """What the cluster looked like when a replay failed, before it is stopped and its state removed: which
+    processes run, and the end of each component's log (`scripts/local-cluster status` and `logs`)."""
+    cluster = session.cluster()
+    for command in ("status", "logs"):
+        out = cluster.script(command, check=False, timeout=60)
+        print(f"simulate: the replay failed; scripts/local-cluster {command}:\n{out.stdout}{out.stderr}", file=sys.stderr)
 
 
 def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], horizon: float, speed: float,

@@ -125,6 +125,11 @@ def render_split(config: dict[str, Any]):
     return render_parts(run, config)
 
 
+def render_variant(stack: str, config: dict[str, Any], parts: bool = False):
+    """A variant's render, as the worker and the test process make it: the split environment's parts, or one stack."""
+    return render_split(config) if parts else render_config(config, stack)
+
+
 @pytest.fixture(params=STACKS)
 def stack(request) -> str:
     return request.param
@@ -253,7 +258,7 @@ class BackgroundRender:
             done = _RENDER_WORKER.get(key) if _RENDER_WORKER is not None else None
             if done is None:
                 stack, config = self.config(*args)
-                done = render_split(config) if self.parts else render_config(config, stack)
+                done = render_variant(stack, config, self.parts)
             long_lived()
             self._made[args] = done
         return self._made[args]

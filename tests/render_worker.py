@@ -42,10 +42,7 @@ def _write(out: Path, name: str, rendered: Any) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from components.program import run
-    from harness.render import run_program
-    from harness.split import render_parts
-    from tests.conftest import stack_doc
+    from tests.conftest import render_variant, stack_doc
 
     out = Path(argv[0])
     jobs = ((stack, stack, copy.deepcopy(stack_doc(stack)["config"]), False) for stack in argv[1:])
@@ -54,7 +51,7 @@ def main(argv: list[str]) -> int:
     for name, stack, config, split in itertools.chain(
             jobs, ((v["name"], v["stack"], v["config"], v.get("parts", False)) for v in variants)):
         try:
-            rendered = render_parts(run, config) if split else run_program(run, stack, config)
+            rendered = render_variant(stack, config, split)
         except Exception:  # the test process renders it again, and its test reports the error
             (out / failed_name(name)).touch()
             failed += 1
