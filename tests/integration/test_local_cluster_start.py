@@ -6,7 +6,11 @@ alive and left behind).
 The launch races are forced rather than hoped for: a `setsid` first on PATH that hides its arguments and
 waits before it execs (the window between the background shell's fork and the component's exec, stretched
 to a second), then forks as util-linux setsid does when its caller leads a process group (sys-utils/setsid.c),
-so the shell's `$!` is a process that is already gone.
+so the shell's `$!` is a process that is already gone. And the window inside an exec, when the process's
+command line reads empty (the kernel has not yet given the new image its arguments: torvalds/linux
+fs/proc/base.c get_mm_cmdline), stretched the same way: after writing its pid file the launcher first runs a
+program whose command line is empty for a second, which then execs the component (a kuberay-operator
+binary off a busy disk was reported exited in that window, alive).
 """
 
 from __future__ import annotations
@@ -27,9 +31,19 @@ COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-schedul
 # directory (as the forked shell's does before exec), then runs the real setsid with --fork.
 SLOW_FORKING_SETSID = """#!/usr/bin/env bash
 args="$(mktemp "${TMPDIR:-/tmp}/setsid-args.XXXXXX")"
+# a launch is `setsid bash -c SCRIPT local-cluster-launch PIDFILE COMMAND...`: COMMAND goes through blank-exec
+[ "${4:-}" != local-cluster-launch ] || set -- "${@:1:5}" "$(dirname "$0")/blank-exec" "${@:6}"
 printf '%s\\0' "$@" >"$args"
 exec bash -c 'sleep "$1"; mapfile -d "" -t a <"$2"; rm -f "$2"; exec "$3" --fork "${a[@]}"' delayed-exec \\
   "${SETSID_DELAY:-1}" "$args" "$(command -v setsid.real)"
+"""
+
+# Runs its arguments after a second in which its command line is empty: bash reads the script from standard
+# input, started with an empty argv[0] and no arguments (its arguments wait in a file).
+BLANK_EXEC = """#!/usr/bin/env bash
+args="$(mktemp "${TMPDIR:-/tmp}/blank-args.XXXXXX")"
+printf '%s\\0' "$@" >"$args"
+exec -a '' bash <<<"sleep ${BLANK_DELAY:-1}; mapfile -d '' -t a <'$args'; rm -f '$args'; exec \\"\\${a[@]}\\" </dev/null"
 """
 
 
@@ -40,6 +54,8 @@ def racing_env(tmp_path: Path, state: Path, extra: dict[str, str] | None = None)
     (stand_in / "setsid.real").symlink_to(real)
     (stand_in / "setsid").write_text(SLOW_FORKING_SETSID)
     (stand_in / "setsid").chmod(0o755)
+    (stand_in / "blank-exec").write_text(BLANK_EXEC)
+    (stand_in / "blank-exec").chmod(0o755)
     env = cluster_env(state, *PORTS, extra)
     env["PATH"] = f"{stand_in}:{env['PATH']}"
     return env
