@@ -196,7 +196,7 @@ def test_a_single_pod_job_on_a_failed_node_is_moved_without_touching_its_neighbo
     (new_node,) = moved.values()
     assert new_node != node and new_node not in neighbour.values()
     wl = lv.workload("lender", "single")
-    assert is_true(wl, "Admitted") and not is_true(wl, "Evicted") and evictions(wl) == {}
+    assert is_true(wl, "Admitted") and not is_true(wl, "Evicted") and evictions(wl) == {}, wl["status"]
     assert usage(lv, "lender") == 8
     never_failed(lv, "lender", "single")
     neighbours_untouched(lv, neighbour)

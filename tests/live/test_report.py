@@ -128,8 +128,8 @@ def test_a_known_workload_gives_the_reports_figures(platform: Live, prom: str) -
     wait_for(lambda: is_true(lv.workload("gamma", "urgent"), "Finished"), 180, "gamma/urgent finished")
     time.sleep(EDGE_S)   # the last ends reach the recorded series
     end = time.time()
-    report = ur.build(Prometheus(prom), lv.plan, ur.window(end, end - started + WINDOW_LEAD_S, STEP),
-                      pending=lambda: pending_work.read(lv.plan, lv.cluster.kubeconfig))
+    win = ur.window(end, end - started + WINDOW_LEAD_S, STEP)
+    report = ur.build(Prometheus(prom), lv.plan, win, pending=lambda: pending_work.read(lv.plan, lv.cluster.kubeconfig))
 
     beta, gamma = report["teams"]["beta"], report["teams"]["gamma"]
     runs = [(2, BUSY_RUN_S, 4, 0.25), (1, CRASH_RUN_S, 4, 0.5)]
@@ -141,14 +141,14 @@ def test_a_known_workload_gives_the_reports_figures(platform: Live, prom: str) -
     within(beta["pools"]["train"]["idle_gpu_hours"], sum(n * gpu_h(s, g) * (1 - b) for n, s, g, b in runs), tolerance,
            "beta's allocated-but-idle GPU-hours")
     within(beta["failed_gpu_hours"], gpu_h(CRASH_RUN_S, 4), gpu_h(EDGE_S, 4), "beta's failed run")
-    assert beta["runs"] == {"finished": 2, "running": 0, "failed": 1, "preempted": 0}
+    assert beta["runs"] == {"finished": 2, "running": 0, "failed": 1, "preempted": 0}, runs_seen(lv, prom, win, "beta")
     assert (beta["jobs_finished"], beta["jobs_failed"]) == (2, 1)
 
     # The preempted run held 1 GPU (7 slices) from its pod's start to the preemption, as the API server saw it.
     held_s = _seconds(condition(victim, "Preempted")["lastTransitionTime"]) - pod_started[victim_job]
     within(gamma["preempted_gpu_hours"], gpu_h(held_s, 1), gpu_h(EDGE_S, 1), "gamma's preempted run")
     # urgent finished; the other research run and the victim's second run (readmitted once urgent ended) run on
-    assert gamma["runs"] == {"finished": 1, "running": 2, "failed": 0, "preempted": 1}
+    assert gamma["runs"] == {"finished": 1, "running": 2, "failed": 0, "preempted": 1}, runs_seen(lv, prom, win, "gamma")
     assert gamma["requeues"] == {"Preempted": 1} and gamma["jobs_finished"] == 1
 
     cost = report["cost"]
@@ -156,6 +156,25 @@ def test_a_known_workload_gives_the_reports_figures(platform: Live, prom: str) -
     assert cost["usd_per_finished_job"] == round(cost["total_usd"] / 3, 2)
     assert cost["lost_usd"] == pytest.approx((beta["failed_gpu_hours"] * 6.88 + gamma["preempted_gpu_hours"] * 3.43125),
                                              abs=0.02)
+
+
+def runs_seen(lv: Live, prom: str, win: ur.Window, team: str) -> list[str]:
+    """A failure's evidence: each of the team's pods as the report read it from Prometheus (when its GPUs were
+    held, its recorded phases, whether a deletion was seen), beside the pods the API server has now."""
+    raw = ur.gather(Prometheus(prom), lv.plan, win)
+    phases: dict[str, set[str]] = {}
+    for s in raw["pod_phases"]:
+        phases.setdefault(s["metric"]["pod"], set()).add(s["metric"]["phase"])
+    deleted = {s["metric"]["pod"] for s in raw["pod_deleted"]}
+    out = []
+    for s in raw["pods"]:
+        if s["metric"].get("team") == team:
+            pod, held = s["metric"]["pod"], [float(t) - win.first for t, v in s["values"] if float(v) > 0]
+            out.append(f"{pod}: held {min(held, default=0):.0f}-{max(held, default=0):.0f} s of the window "
+                       f"({win.last - win.first:.0f} s), phases {sorted(phases.get(pod, ()))}, deleted {pod in deleted}")
+    out += [f"now: {p['metadata']['name']} {p.get('status', {}).get('phase')}"
+            for p in lv.get("pods", "-n", lv.namespace(team))["items"]]
+    return out
 
 
 def _seconds(stamp: str) -> float:
