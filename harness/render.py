@@ -177,7 +177,6 @@ class _RecordingMonitor(pmocks.MockMonitor):
 @dataclass
 class Rendered:
     resources: list[Recorded]
-    outputs: dict[str, Any]
 
     @property
     def custom(self) -> list[Recorded]:
@@ -221,7 +220,6 @@ def run_program(
         {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
         secret_keys=[],
     )
-    outputs: dict[str, Any] = {}
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -231,7 +229,7 @@ def run_program(
         if collecting:
             gc.enable()
         pulumi.runtime.set_all_config({}, secret_keys=[])
-    return Rendered(resources=monitor.recorded, outputs=outputs)
+    return Rendered(resources=monitor.recorded)
 
 
 def write(rendered: Rendered, out: Path) -> tuple[Path, int]:

@@ -126,7 +126,14 @@ def test_a_known_workload_gives_the_reports_figures(platform: Live, prom: str) -
     for name in ("steady-0", "steady-1", "crash"):
         wait_for(lambda n=name: is_true(lv.workload("beta", n), "Finished"), BUSY_RUN_S + 120, f"beta/{name} finished")
     wait_for(lambda: is_true(lv.workload("gamma", "urgent"), "Finished"), 180, "gamma/urgent finished")
-    time.sleep(EDGE_S)   # the last ends reach the recorded series
+    # The last ends reach the recorded series: nothing of beta's and nothing of urgent's held any more, as the
+    # rules recorded it (telemetry, scrape and evaluation take up to EDGE_S on a quiet machine; a loaded CI
+    # machine took longer), then one more step so that the report's last sample is past them.
+    gamma_ns = lv.namespace("gamma")
+    wait_for(lambda: value(prom, f'{alerts.POD_ALLOCATED_GPUS}{{team="beta"}}') == 0
+             and value(prom, f'{alerts.POD_ALLOCATED_GPUS}{{namespace="{gamma_ns}", pod=~"urgent-.*"}}') == 0,
+             180, "the runs' ends recorded")
+    time.sleep(STEP)
     end = time.time()
     win = ur.window(end, end - started + WINDOW_LEAD_S, STEP)
     report = ur.build(Prometheus(prom), lv.plan, win, pending=lambda: pending_work.read(lv.plan, lv.cluster.kubeconfig))

@@ -38,8 +38,9 @@ GANG_GPUS, NODE_GPUS = 16, 8
 DURATION = 600.0
 # Wall seconds the controllers may add to the toleration before the gang is stopped, and to a repaired node
 # before Kueue admits onto it: the node lifecycle controller's 5 s monitor period, Kueue's reaction (about
-# 1 s, 2-3 s on loaded cores); measured here: 4.5 s and 2 s.
-DETECTION_SLACK_WALL = 10.0
+# 1 s, 2-3 s on loaded cores); measured here: 4.5 s and 2 s on a quiet machine, 10.1 s to the stop while
+# CI's three cluster lanes shared the two cores.
+DETECTION_SLACK_WALL = 15.0
 # The injector fails and repairs on the replay's clock: its thread wakes within this much wall time.
 INJECTOR_JITTER_WALL = 1.0
 # The report's rounding (3 decimals of GPU-hours, of hours for the delay) and the submission's own lag.
