@@ -239,14 +239,11 @@ class _Replay(Tally):
             with self.lock:
                 self.generation[index] = self.generation.get(index, 0) + 1   # its finish is void
             reason = c.get("Evicted", {}).get("reason", "") or "Evicted"
-            if reason == "Preempted":
+            preempted = reason == "Preempted"
+            if preempted:
                 reason = c.get("Preempted", {}).get("reason", reason)
             flavor, units = self.assignment.get(index, ("", 0))
-            self._record("evicted", index, flavor=flavor, units=units, reason=reason)
-            self.pending_since[index] = now
-            self.counts["evicted"] += 1
-            if flavor:
-                self.last_free[flavor] = now
+            self._evicted(index, flavor, units, reason, preempted, now)
             if evicted(obj):
                 self.writes.put(("release", index, obj))
         elif before == "pending" and admitted and not evicted(obj):

@@ -326,6 +326,15 @@ class Tally:
         if flavor:
             self.last_free[flavor] = now
 
+    def _evicted(self, index: int, flavor: str, units: int, reason: str, preempted: bool, now: float) -> None:
+        """A preemption frees capacity only for the workload Kueue preempted for: its admission is Kueue's own
+        time to admit a job (deciding the preemption included), not a reaction to capacity a run gave back."""
+        self._record("evicted", index, flavor=flavor, units=units, reason=reason)
+        self.pending_since[index] = now
+        self.counts["evicted"] += 1
+        if flavor and not preempted:
+            self.last_free[flavor] = now
+
     def _admitted(self, index: int, flavor: str, units: int, now: float) -> None:
         self._record("admitted", index, flavor=flavor, units=units)
         self.counts["admitted"] += 1
@@ -502,16 +511,13 @@ class _Watcher(Tally):
                 self.generation[index] = self.generation.get(index, 0) + 1   # its deadline is void
             evicted = c.get("Evicted", {})
             reason = evicted.get("reason", "")
-            if reason == "Preempted":
+            preempted = reason == "Preempted"
+            if preempted:
                 reason = c.get("Preempted", {}).get("reason", reason)
             flavor, units = self._assignment(obj)
             if not flavor:   # the admission is cleared already: what it held
                 flavor, units = self.assignment.get(index, ("", 0))
-            self._record("evicted", index, flavor=flavor, units=units, reason=reason or "Evicted")
-            self.pending_since[index] = now
-            self.counts["evicted"] += 1
-            if flavor:
-                self.last_free[flavor] = now
+            self._evicted(index, flavor, units, reason or "Evicted", preempted, now)
 
     def handle_deleted(self, obj: dict[str, Any]) -> None:
         """A Workload deleted: the finish of a job the replay deleted at its end (kinds ended by deletion)."""

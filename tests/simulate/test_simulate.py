@@ -190,7 +190,8 @@ def lateness_bounds_s(r: dict, wave: int) -> tuple[float, float]:
     run's own measurements, times the speed:
     - the first wave waits Kueue's admission of the burst submitted with it (its longest measured
       admission of a job that found room: a scheduling cycle takes one head per ClusterQueue,
-      sigs.k8s.io/kueue pkg/scheduler/scheduler.go);
+      sigs.k8s.io/kueue pkg/scheduler/scheduler.go; or made room: in the share scenario one team may
+      borrow the other's quota before the other's Workloads exist, and Kueue reclaims it by preemption);
     - each hand-over adds one measured reaction: Kueue's longest (capacity freed -> next admitted) plus how
       late the quota came back (the correction's residual, at most its longest);
     - a wave starts early only by as much as quota came back early (the residual, again).
