@@ -137,13 +137,13 @@ class LocalCluster:
         return [line for line in out.splitlines() if line.strip()]
 
     def restart(self, component: str, timeout: float = 600) -> float:
-        """Stop and start one component, state kept; seconds taken."""
+        """Stop (when running) and start one component, state kept; the others must be running; seconds taken."""
         started = time.perf_counter()
         self.script("restart", component, timeout=timeout)
         return time.perf_counter() - started
 
     def stop_component(self, component: str, timeout: float = 120) -> None:
-        """Stop one component (TERM, KILL after 10 s); `start` brings the whole cluster back."""
+        """Stop one component (TERM, KILL after 10 s); `restart` starts it again, `start` restarts the whole cluster."""
         self.script("stop", component, timeout=timeout)
 
     def pid(self, component: str) -> int | None:

@@ -193,11 +193,30 @@ _Dumper.add_representer(
 # cluster went NotReady (docs/performance.md, Seed scale: live). Idle workers cost nothing on a small cluster.
 PLAY_STAGE_PARALLELISM = 32
 
+# A KwokConfiguration read from --config is not defaulted: KWOK applies its defaults only when no configuration
+# is given (kwok v0.8.0 pkg/config/vars.go GetKwokConfiguration; pkg/config/config.go Load converts without
+# them). So every option whose default matters is written here with upstream's default value
+# (pkg/apis/config/v1alpha1/zz_generated.defaults.go). podsOnNodeSyncParallelism matters most: at 0 no
+# worker lists a node's pods when KWOK starts managing it (pkg/kwok/controllers/controller.go
+# podsOnNodeSyncWorker), so a pod KWOK reads before it manages the pod's node (on a restart of KWOK or the
+# cluster: a pod created or deleted while KWOK was down) is never played: a new run stays Pending, a deleted one
+# Running.
+UPSTREAM_DEFAULTS: dict[str, Any] = {
+    "podsOnNodeSyncParallelism": 1,
+    "enablePodsOnNodeSyncListPager": True,
+    "enablePodsOnNodeSyncStreamWatch": False,
+    "nodeLeaseParallelism": 4,
+    "enableDebuggingHandlers": True,
+    "enableProfilingHandler": True,
+    "enableContentionProfiling": False,
+}
+
 
 def kwok_configuration() -> dict[str, Any]:
     """KWOK's own options, read from the same --config file as the stages."""
     return {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration",
-            "options": {"nodePlayStageParallelism": PLAY_STAGE_PARALLELISM,
+            "options": {**UPSTREAM_DEFAULTS,
+                        "nodePlayStageParallelism": PLAY_STAGE_PARALLELISM,
                         "podPlayStageParallelism": PLAY_STAGE_PARALLELISM}}
 
 

@@ -87,5 +87,10 @@ def test_kwok_plays_node_heartbeats_with_workers_enough_for_1000_nodes() -> None
 
     first, *stages = yaml.safe_load_all(kwok.config_yaml())
     assert first == {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration",
-                     "options": {"nodePlayStageParallelism": 32, "podPlayStageParallelism": 32}}
+                     "options": {"nodePlayStageParallelism": 32, "podPlayStageParallelism": 32,
+                                 # upstream's defaults, which a configuration file does not get
+                                 "podsOnNodeSyncParallelism": 1, "enablePodsOnNodeSyncListPager": True,
+                                 "enablePodsOnNodeSyncStreamWatch": False, "nodeLeaseParallelism": 4,
+                                 "enableDebuggingHandlers": True, "enableProfilingHandler": True,
+                                 "enableContentionProfiling": False}}
     assert {s["kind"] for s in stages} == {"Stage"}
