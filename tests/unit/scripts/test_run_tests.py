@@ -42,10 +42,8 @@ def test_a_lanes_failure_lines_are_kept_for_the_end_of_the_run(capsys) -> None:
 def test_every_cluster_test_file_runs_in_exactly_one_lane_and_the_engine_lanes_replay_has_its_own_ports() -> None:
     rt = run_tests_module()
     lanes = {n: rt.lane_args(ps, rt.LANES) for n, ps in rt.LANES.items()}
-    assert lanes["simulate"] == ["tests/simulate", "tests/multikueue", "tests/integration/test_local_cluster_start.py",
-                                 "--ignore=tests/simulate/test_elastic_kinds.py"]
-    assert lanes["engine"] == ["tests/integration", "tests/faults", "tests/simulate/test_elastic_kinds.py",
-                               "--ignore=tests/integration/test_local_cluster_start.py"]
+    assert lanes["simulate"] == ["tests/simulate", "tests/multikueue", "--ignore=tests/simulate/test_elastic_kinds.py"]
+    assert lanes["engine"] == ["tests/integration", "tests/faults", "tests/simulate/test_elastic_kinds.py"]
     assert rt.one_lane(rt.LANES) == ["tests/live", "tests/integration", "tests/faults", "tests/simulate", "tests/multikueue"]
     files = [f.relative_to(ROOT).as_posix() for d in ("integration", "live", "faults", "simulate", "multikueue")
              for f in (ROOT / "tests" / d).glob("test_*.py")]
