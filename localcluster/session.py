@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from .api import Client
+from .api import CLUSTER_QUEUES, Client
 from .autoscaler import SCALE_DOWN_DELAY_ENV, SCALE_UP_DELAY_ENV
 from .driver import ClusterError, LocalCluster, ensure_stack, pulumi_bin, pulumi_env, run
 from .prometheus import SCRAPE_INTERVAL_ENV
@@ -25,6 +25,10 @@ from .toolcache import CACHE  # noqa: F401  (the simulator and the benchmarks im
 # A step of starting or deploying failed; the message carries the command's output.
 SessionError = ClusterError
 PASSPHRASE = "throwaway-simulation-stack"
+
+
+# Seconds after `pulumi up` for Kueue to mark every ClusterQueue Active (usually well under one).
+QUEUES_ACTIVE_TIMEOUT_S = 120.0
 
 
 @dataclass
@@ -93,7 +97,27 @@ class Session:
         started = time.perf_counter()
         run([pulumi_bin(), "up", "--yes", "--skip-preview", "--stack", self.stack, "--config-file",
              str(self.config_file), "--non-interactive"], env, timeout=1800)
+        self.wait_queues_active()
         return time.perf_counter() - started
+
+    def wait_queues_active(self, timeout: float = QUEUES_ACTIVE_TIMEOUT_S) -> None:
+        """Until Kueue has marked every ClusterQueue Active. `pulumi up` returns once the objects exist; Kueue
+        activates a queue only after it has seen its flavors, cohort and topology, and a job submitted before then
+        waits as inadmissible until something requeues it (a topology-aware JobSet submitted at once after the
+        deploy once waited a whole replay)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            inactive = {}
+            for cq in self.client().get(CLUSTER_QUEUES)["items"]:
+                active = next((c for c in cq.get("status", {}).get("conditions", []) if c["type"] == "Active"), None)
+                if not active or active["status"] != "True":
+                    inactive[cq["metadata"]["name"]] = (active or {}).get("message", "no Active condition yet")
+            if not inactive:
+                return
+            if time.monotonic() > deadline:
+                raise ClusterError(f"ClusterQueues not Active {timeout:.0f} s after the deploy: "
+                                   + "; ".join(f"{n}: {m}" for n, m in sorted(inactive.items())))
+            time.sleep(0.5)
 
     def use_config(self, stack_file: Path) -> None:
         """Deploy another stack file's config on the next `deploy` (same Pulumi stack, same salt): the
