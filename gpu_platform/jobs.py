@@ -42,9 +42,19 @@ CONTAINER_NAME = "main"
 # evictions, kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration), which Kueue then sees.
 NODE_LOST_TOLERATION_SECONDS = 60
 NODE_LOST_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
-# A container stopped with SIGTERM exits 128 + 15: the platform stopped it (Kueue suspending the Job to evict
-# or preempt it, a node drained), not the application failing.
+# Exit codes of a container the kubelet stopped: 128 + the signal. SIGTERM (143) starts a pod's termination (Kueue
+# suspending the Job to preempt or evict it, a drain, the application's own liveness kill or `kill`); SIGKILL (137)
+# ends one that outlived its grace period, or the kernel's OOM killer ended it. Neither says whether the platform
+# or the application stopped it, so neither fails the Job at once: they count against backoffLimit (see
+# pod_failure_policy for why a preempted job's pods are never counted).
 SIGTERM_EXIT_CODE = 143
+SIGKILL_EXIT_CODE = 137
+COUNTED_EXIT_CODES = (SIGKILL_EXIT_CODE, SIGTERM_EXIT_CODE)
+# backoffLimit: how many counted pod failures a Job survives. A single-pod job is retried 3 times (4 tries); a
+# multi-node job is a gang whose survivors cannot go on without the lost rank, so its first counted failure
+# fails it (Kueue requeues the whole gang for what is not the job's fault: node loss, preemption).
+SINGLE_POD_BACKOFF_LIMIT = 3
+GANG_BACKOFF_LIMIT = 0
 # Pod conditions of a pod lost to its node: Kubernetes' own (kubernetes.io/docs/concepts/workloads/pods/
 # disruptions, "Pod disruption conditions") and the one Kueue sets on a pod it fails because its assigned
 # node failed (kueue v0.19.2 pkg/controller/tas/node_controller.go podTerminatedByKueueConditionType).
@@ -184,28 +194,34 @@ def node_lost_tolerations() -> list[dict[str, Any]]:
 
 def pod_failure_policy() -> dict[str, Any]:
     """What a pod's end means for the Job (batch/v1 podFailurePolicy; it requires restartPolicy Never, which
-    the template sets). Rules are tried in order, the first match decides (kubernetes.io/docs/concepts/
-    workloads/controllers/job, "Pod failure policy"):
+    the template sets). Rules are tried in order and the first match decides; a failed pod that matches no rule
+    is counted against backoffLimit (kubernetes.io/docs/concepts/workloads/controllers/job, "Pod failure
+    policy"; kubernetes v1.33.13 pkg/controller/job/pod_failure_policy.go matchPodFailurePolicy).
 
-    - a pod lost to its node or to an eviction (condition DisruptionTarget: the taint manager evicting it
-      from a NotReady node, pod garbage collection after the node was deleted, a drain, kube-scheduler
-      preemption) is not the job's failure: Ignore, nothing is counted and the pod is replaced. Nor is one
-      Kueue failed itself because the node it was placed on had failed before it could start (condition
-      TerminatedByKueue: a replacement pod pinned to the failed node while Kueue was still choosing another,
-      kueue v0.19.2 pkg/controller/tas/node_controller.go markPodsFailed); counted, it would fail a
-      multi-node job (backoffLimit 0) that Kueue is about to move or requeue;
-    - a container stopped with SIGTERM (exit 143) was stopped by the platform, most often Kueue suspending
-      the Job to evict or preempt it; that adds no DisruptionTarget condition (kubernetes-sigs/jobset#1117),
-      and counting it would fail a multi-node job (backoffLimit 0) every time Kueue requeues it: Ignore;
-    - any other non-zero exit of the application is the application's failure: FailJob, at once, instead of
-      rerunning a broken job on scarce GPUs (or having Kueue requeue it forever).
+    1. A pod lost to its node or to an eviction (condition DisruptionTarget: the taint manager evicting it from a
+       NotReady node, pod garbage collection after the node was deleted, a drain, kube-scheduler preemption) is
+       not the job's failure: Ignore, nothing is counted and the pod is replaced. Nor is one Kueue failed itself
+       because the node it was placed on had failed before it could start (condition TerminatedByKueue,
+       kueue v0.19.2 pkg/controller/tas/node_controller.go markPodsFailed).
+    2. Any non-zero exit of the application other than 137 and 143 is the application's failure: FailJob, at
+       once, instead of rerunning a broken job on scarce GPUs (or having Kueue requeue it forever).
+    3. Exit 143 (SIGTERM) and 137 (SIGKILL after the grace period, or OOM) match no rule and are counted.
 
-    Anything else (a pod the kubelet rejected, a container killed with 137) counts against backoffLimit."""
+    Why 137 and 143 are counted and not ignored or failed. When Kueue preempts or evicts a Job it suspends it;
+    the Job controller then strips its tracking finalizer from each active pod *before* deleting it (v1.33.13
+    pkg/controller/job/job_controller.go manageJob -> deleteJobPods, removeTrackingFinalizerPatch), and a pod
+    without that finalizer is never counted (getValidPodsWithFilter). So a preempted job's pods, whatever they
+    exit with, cost it nothing, and Kueue requeues it. But FailJob is matched on every failed pod of the Job,
+    tracked or not (getFailJobMessage): a FailJob rule that caught 137 failed a preempted job for good whenever
+    its container outlived the grace period, and one that caught 143 would do so for every preemption. Ignore,
+    on the other hand, never counts: a container that kept dying of its own SIGTERM (a liveness kill, a
+    `timeout`) was recreated forever while it held GPUs. Counted, it is bounded by backoffLimit (3 retries for
+    a single pod; a gang's first failure ends it), and the Job says why: condition Failed, reason
+    BackoffLimitExceeded."""
     return {"rules": [
         {"action": "Ignore", "onPodConditions": [{"type": cond, "status": "True"} for cond in NODE_LOST_POD_CONDITIONS]},
-        {"action": "Ignore", "onExitCodes": {"containerName": CONTAINER_NAME, "operator": "In",
-                                             "values": [SIGTERM_EXIT_CODE]}},
-        {"action": "FailJob", "onExitCodes": {"containerName": CONTAINER_NAME, "operator": "NotIn", "values": [0]}},
+        {"action": "FailJob", "onExitCodes": {"containerName": CONTAINER_NAME, "operator": "NotIn",
+                                              "values": [0, *COUNTED_EXIT_CODES]}},
     ]}
 
 
@@ -242,8 +258,16 @@ RESTRICTED_CONTAINER_SECURITY: dict[str, Any] = {"allowPrivilegeEscalation": Fal
 
 def gpu_pod(plan: Plan, team: TeamPlan, pool: PoolPlan, namespace: str, req: JobRequest,
             image: str, command: list[str] | None, env: list[dict[str, Any]] | None = None,
-            run_as_user: int = 65534) -> GpuPod:
-    """One pod of `req.gpus` units on `pool`: see the module docstring for what each part is for."""
+            run_as_user: int = 65534, runs_to_completion: bool = True) -> GpuPod:
+    """One pod of `req.gpus` units on `pool`: see the module docstring for what each part is for.
+
+    `runs_to_completion`: work that loses everything since its last checkpoint when its pod is evicted (a Job's,
+    a JobSet's, a TrainJob's, a Ray worker's pod) tells the Cluster Autoscaler not to drain its node to scale
+    down: a job pod is controller-backed and its memory emptyDir does not block a drain, so the autoscaler would
+    otherwise evict it from an under-used node mid-run (kubernetes/autoscaler cluster-autoscaler-1.33.6
+    utils/drain/drain.go; FAQ "What types of pods can prevent CA from removing a node?"). The annotation only
+    blocks the autoscaler's scale-down: preemption, node loss and node repair still stop the pod. Serving
+    replicas (LeaderWorkerSet) are restartable behind their Service and stay evictable."""
     seconds = duration_seconds(req.duration)
     # Pod labels: what DCGM copies onto GPU metrics and cost reports group by.
     pod_labels = {cv.TEAM: team.name, cv.COST_CENTER: team.cost_center, cv.POOL: pool.name,
@@ -262,6 +286,8 @@ def gpu_pod(plan: Plan, team: TeamPlan, pool: PoolPlan, namespace: str, req: Job
         container["env"] = env
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
+        # SIGTERM to SIGKILL when the platform stops the pod (jobs.terminationGracePeriodSeconds).
+        "terminationGracePeriodSeconds": plan.job_termination_grace_seconds,
         "nodeSelector": {cv.POOL: pool.name},
         # The GPU toleration is the template's own: Kueue gives a pool's flavor only to pod sets that carry
         # it (conventions.GPU_TOLERATION); the workload taint's toleration it adds from the flavor.
@@ -283,6 +309,8 @@ def gpu_pod(plan: Plan, team: TeamPlan, pool: PoolPlan, namespace: str, req: Job
         pod_spec["securityContext"]["fsGroup"] = mounts.fs_group
         pod_spec["securityContext"]["fsGroupChangePolicy"] = mounts.fs_group_change_policy
     pod_annotations = {cv.SIM_DURATION_ANNOTATION: f"{seconds}s"}
+    if runs_to_completion:
+        pod_annotations[cv.SAFE_TO_EVICT_ANNOTATION] = "false"
     if req.gpu_busy is not None:
         pod_annotations[cv.SIM_GPU_BUSY_ANNOTATION] = f"{req.gpu_busy:g}"
     if pool.topology is not None:
@@ -310,7 +338,7 @@ def job(plan: Plan, req: JobRequest) -> list[dict[str, Any]]:
         "suspend": True,
         "parallelism": req.nodes,
         "completions": req.nodes,
-        "backoffLimit": 0 if req.nodes > 1 else 3,
+        "backoffLimit": GANG_BACKOFF_LIMIT if req.nodes > 1 else SINGLE_POD_BACKOFF_LIMIT,
         "podFailurePolicy": pod_failure_policy(),
         "ttlSecondsAfterFinished": plan.job_ttl_seconds,
         "template": pod.template(),

@@ -27,7 +27,7 @@ from typing import Any
 
 from . import conventions as cv, images, workload_controllers as wc
 from .jobs import (
-    DEFAULT_IMAGE, JobError, JobRequest, check, duration_seconds, gpu_pod, job, object_labels, pod_failure_policy,
+    DEFAULT_IMAGE, GANG_BACKOFF_LIMIT, JobError, JobRequest, check, duration_seconds, gpu_pod, job, object_labels, pod_failure_policy,
 )
 from .plan import Plan, PoolPlan, TeamPlan, cpu_quantity, memory_quantity
 
@@ -143,7 +143,7 @@ def _jobset(plan: Plan, req: JobRequest, team: TeamPlan, pool: PoolPlan, namespa
         "parallelism": req.nodes,
         "completions": req.nodes,
         "completionMode": "Indexed",
-        "backoffLimit": 0,
+        "backoffLimit": GANG_BACKOFF_LIMIT,
         "podFailurePolicy": pod_failure_policy(),
         "template": pod.template(),
     }
@@ -329,7 +329,7 @@ def _lws(plan: Plan, req: JobRequest, team: TeamPlan, pool: PoolPlan, namespace:
     probe = {"httpGet": {"path": HEALTH_PATH, "port": SERVING_PORT}, "periodSeconds": 10, "failureThreshold": 3}
 
     def serving_pod() -> dict[str, Any]:
-        pod = gpu_pod(plan, team, pool, namespace, req, image, command)
+        pod = gpu_pod(plan, team, pool, namespace, req, image, command, runs_to_completion=False)
         pod.container["ports"] = [{"containerPort": SERVING_PORT, "name": "http"}]
         pod.container["readinessProbe"] = dict(probe)
         pod.spec["restartPolicy"] = "Always"

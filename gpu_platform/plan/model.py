@@ -14,6 +14,7 @@ from .. import conventions as cv, workload_controllers as wc
 from ..autoscaling import ClusterAutoscalerPlan, ProvisioningPlan
 from ..data import DataPlan
 from ..karpenter import KarpenterPlan
+from ..spec import JOB_TERMINATION_GRACE_SECONDS_DEFAULT
 from .addons import AddonsPlan
 from .cluster import ClusterPlan
 from .pools import PoolPlan
@@ -52,6 +53,8 @@ class Plan:
     # jobs.ttlSecondsAfterFinished (the job template, Kueue's deactivated-job retention) and the admission maximum.
     job_ttl_seconds: int = 0
     job_max_ttl_seconds: int = 0
+    # jobs.terminationGracePeriodSeconds: SIGTERM to SIGKILL for the job template's pods.
+    job_termination_grace_seconds: int = JOB_TERMINATION_GRACE_SECONDS_DEFAULT
     # addons.kueue.requeueLimit: Kueue requeues a job whose pods were not all Ready in time this many times over
     # its life, then deactivates it (waitForPodsReady.requeuingStrategy.backoffLimitCount).
     kueue_requeue_limit: int = 10

@@ -24,12 +24,12 @@ from .checks import validate
 from .platform import MultiKueue, MultiKueueWorker, Platform
 from .pools import Capacity, KarpenterPool, Pool, Sharing
 from .security import (
-    JOB_MAX_TTL_SECONDS_DEFAULT, JOB_TTL_SECONDS_DEFAULT, AccessEntry, Identity, Images, Jobs, OidcProvider,
+    JOB_MAX_TTL_SECONDS_DEFAULT, JOB_TERMINATION_GRACE_SECONDS_DEFAULT, JOB_TTL_SECONDS_DEFAULT, AccessEntry, Identity, Images, Jobs, OidcProvider,
 )
 from .tenancy import Cohort, Egress, Groups, NamespaceLimits, Preemption, Priority, Quota, Team
 
 __all__ = [
-    "CONFIG_KEY", "JOB_MAX_TTL_SECONDS_DEFAULT", "JOB_TTL_SECONDS_DEFAULT", "KARPENTER_CAPACITY_TYPES",
+    "CONFIG_KEY", "JOB_MAX_TTL_SECONDS_DEFAULT", "JOB_TERMINATION_GRACE_SECONDS_DEFAULT", "JOB_TTL_SECONDS_DEFAULT", "KARPENTER_CAPACITY_TYPES",
     "AccessEntry", "AddonClusterAutoscaler", "AddonEfaDevicePlugin", "AddonGpuOperator", "AddonJobSet", "AddonKarpenter", "AddonKubeRay",
     "AddonKueue", "AddonLeaderWorkerSet", "AddonMonitoring", "AddonTrainer", "AddonVpcCni", "Addons", "Capacity", "Cluster", "Cohort", "Egress", "Groups", "Identity", "Images", "Jobs",
     "KarpenterPool", "MultiKueue", "MultiKueueWorker", "NamespaceLimits", "OidcProvider", "Platform", "Pool",

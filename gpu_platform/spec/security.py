@@ -129,10 +129,19 @@ class Images(Strict):
 # controllers/ttlafterfinished).
 JOB_TTL_SECONDS_DEFAULT = 3600
 JOB_MAX_TTL_SECONDS_DEFAULT = 86400
+# How long a job's container has between SIGTERM and SIGKILL when the platform stops it (Kueue preempting or
+# evicting the Job, a drain). Two minutes: the notice EC2 gives before it reclaims a Spot instance ("Spot
+# Instance interruption notices", docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html),
+# so a job written to checkpoint on a Spot reclaim survives a preemption the same way; Kubernetes' own default
+# is 30 s (core/v1 PodSpec terminationGracePeriodSeconds). The preemptor waits for it: Kueue keeps the
+# preempted workload's quota until its pods are gone.
+JOB_TERMINATION_GRACE_SECONDS_DEFAULT = 120
+JOB_TERMINATION_GRACE_SECONDS_MAX = 3600
 
 
 class Jobs(Strict):
-    """How long finished tenant Jobs stay (their pods, logs and Workloads go with them)."""
+    """How long finished tenant Jobs stay (their pods, logs and Workloads go with them), and how long a job's
+    container has to stop when the platform stops it."""
 
     ttlSecondsAfterFinished: int = Field(
         default=JOB_TTL_SECONDS_DEFAULT,
@@ -148,6 +157,17 @@ class Jobs(Strict):
             "above this"
         ),
         examples=[86400],
+    )
+
+    terminationGracePeriodSeconds: int = Field(
+        default=JOB_TERMINATION_GRACE_SECONDS_DEFAULT,
+        ge=1,
+        le=JOB_TERMINATION_GRACE_SECONDS_MAX,
+        description=(
+            "the job template's terminationGracePeriodSeconds: the seconds between SIGTERM and SIGKILL when Kueue "
+            "preempts or evicts a job (time to write a checkpoint); a preempting job waits this long at most"
+        ),
+        examples=[120],
     )
 
     @model_validator(mode="after")

@@ -81,8 +81,7 @@ def test_a_lost_pod_is_not_the_jobs_failure_and_an_application_error_is(nodes: i
     assert spec["podFailurePolicy"] == {"rules": [
         {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"},
                                                  {"type": "TerminatedByKueue", "status": "True"}]},
-        {"action": "Ignore", "onExitCodes": {"containerName": "main", "operator": "In", "values": [143]}},
-        {"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "NotIn", "values": [0]}},
+        {"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "NotIn", "values": [0, 137, 143]}},
     ]}
     assert spec["template"]["spec"]["containers"][0]["name"] == "main"
     lost = [t for t in spec["template"]["spec"]["tolerations"] if t["effect"] == "NoExecute"]
