@@ -1,9 +1,10 @@
 """The Cluster Autoscaler on an `eks` cluster: its Helm release on the system pool, its IAM role through EKS Pod
 Identity, and the ProvisioningRequest CRD it and Kueue's ProvisioningRequest check work on.
 
-What it scales and how is the plan's (gpu_platform/autoscaling.py): the elastic managed node groups carry its
-discovery and node-template tags (components/node_pools/gpu_node_pool.py), reserved groups and Karpenter's
-pools carry none. This module only knows how the chart, AWS and the CRD spell that. Chart: cluster-autoscaler
+What it scales and how is the plan's (gpu_platform/autoscaling.py): the elastic managed node groups carry the
+platform's discovery tag and its node-template tags (components/node_pools/gpu_node_pool.py; the two standard
+discovery tags are EKS's own), reserved groups and Karpenter's pools carry none. This module only knows how the
+chart, AWS and the CRD spell that. Chart: cluster-autoscaler
 from https://kubernetes.github.io/autoscaler (kubernetes/autoscaler, tag cluster-autoscaler-chart-9.51.0,
 charts/cluster-autoscaler/values.yaml: every key written here is a key there, and templates/deployment.yaml
 turns them into the flags docs/deploying.md lists). Neither the chart repository nor the autoscaler's Go
@@ -32,11 +33,14 @@ CHART_REPO = "https://kubernetes.github.io/autoscaler"
 # cluster-autoscaler-1.33.6, "Enabling ProvisioningRequest Support", step 4): ProvisioningRequests and their
 # status, and the PodTemplates they point at. The chart's own role has them from 9.57.0 on (kubernetes/autoscaler
 # 91080c84cf, "Update CA helm chart for ProvisioningRequest (#9525)"), which ships a 1.35 autoscaler; these are
-# that commit's rules, passed as rbac.additionalRules.
+# that commit's rules, passed as rbac.additionalRules, plus `delete`, which that commit leaves out and the
+# FAQ's role has: the autoscaler deletes a request 7 days after it was Provisioned or Failed
+# (processors/provreq/processor.go DeleteOldProvReqs, defaultTerminalProvReqTTL; provisioningrequest/provreqclient/
+# client.go DeleteProvisioningRequest). It creates none (only its tests do), so not the FAQ's `create`.
 PROVISIONING_REQUEST_RULES: list[dict[str, list[str]]] = [
     {"apiGroups": [""], "resources": ["podtemplates"], "verbs": ["get", "list", "watch"]},
     {"apiGroups": ["autoscaling.x-k8s.io"], "resources": ["provisioningrequests", "provisioningrequests/status"],
-     "verbs": ["get", "list", "watch", "update", "patch"]},
+     "verbs": ["get", "list", "watch", "update", "patch", "delete"]},
 ]
 
 

@@ -13,7 +13,8 @@ import pulumi
 
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan, build_plan
-from gpu_platform.spec import SpecError, load_platform
+from gpu_platform.spec import SpecError
+from gpu_platform.spec.loading import load_stack_platform
 from gpu_platform.stack_split import PLATFORM, TENANTS, StackPart, plan_for, stack_part
 
 from .platform import GpuPlatform, KubeAccess
@@ -30,12 +31,12 @@ def load() -> tuple[Plan, StackPart]:
     raw = pulumi.Config(cv.CONFIG_NAMESPACE).get_object(cv.PLATFORM_CONFIG)
     if raw is None:
         raise pulumi.RunError("stack config has no 'gpu-platform:platform' key (see docs/configuration.md)")
-    region = pulumi.Config("aws").get("region")
+    configured_region = pulumi.Config("aws").get("region")
     role = pulumi.Config(cv.CONFIG_NAMESPACE).get(cv.MULTIKUEUE_ROLE_CONFIG) or "manager"
     if role not in cv.MULTIKUEUE_ROLES:
         raise pulumi.RunError(f"gpu-platform:{cv.MULTIKUEUE_ROLE_CONFIG} is {role!r}; valid: {', '.join(cv.MULTIKUEUE_ROLES)}")
     try:
-        spec = load_platform(raw, region)
+        spec, region = load_stack_platform(raw, configured_region)
         return build_plan(spec, region, role), stack_part(spec, pulumi.get_stack(), pulumi.get_project())
     except SpecError as err:
         lines = "\n".join(f"  {p}" for p in err.problems)

@@ -22,7 +22,8 @@ kubernetes-sigs/kueue at tag v0.19.2, unless a comment says otherwise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Mapping
 
 from . import conventions as cv
@@ -39,9 +40,25 @@ PROVISIONING_REQUEST_CRD_URL = (
     "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{version}/cluster-autoscaler/apis/"
     "config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
 )
-# Values of the standard discovery tags the platform writes on an elastic group's Auto Scaling group. Any value
-# will do ("only the tag name matters", README "Auto-Discovery Setup"); these are the ones EKS writes.
-DISCOVERY_TAG_VALUES = ("true", "owned")
+# How long after it is Ready a GPU node may still advertise no GPU, its device plugin not yet registered: "allocatable
+# GPU may be equal to 0 up to 15 minutes after node registers as ready" (core/static_autoscaler.go, citing
+# kubernetes/kubernetes#54959). With the autoscaler's own bound on registration (--max-node-provision-time: "Cluster
+# Autoscaler expects requested nodes to appear within 15 minutes", FAQ.md; the spec's
+# addons.clusterAutoscaler.maxNodeProvisionTime), the longest a scaled GPU node takes to be usable.
+GPU_ALLOCATABLE_AFTER_READY_SECONDS = 15 * 60
+# How long the autoscaler books the capacity of a Provisioned request before it marks it BookingExpired
+# (processors/provreq/processor.go defaultReservationTime, not configurable in 1.33.6).
+PROVISIONING_BOOKING_SECONDS = 10 * 60
+# Kueue's ProvisioningRequest retries (apis/kueue/v1beta2/provisioningrequestconfig_types.go
+# ProvisioningRequestRetryStrategy; its defaults are backoffLimitCount 3, backoffBaseSeconds 60, backoffMaxSeconds
+# 1800). The n-th retry waits backoffBaseSeconds * 2^(n-1), at most backoffMaxSeconds (pkg/workload/
+# admissionchecks.go UpdateAdmissionCheckRequeueState; pkg/util/wait/backoff.go, jitter 0.0001). The plan keeps
+# Kueue's base and cap and sets the count (plan_provisioning).
+PROVISIONING_RETRY_BASE_SECONDS = 60
+PROVISIONING_RETRY_MAX_SECONDS = 1800
+# A Go duration (time.ParseDuration) as the spec accepts it (spec/limits.py GO_DURATION): seconds per unit.
+_GO_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)")
+_GO_DURATION_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,24 +99,51 @@ def pool_capacity(pool: Pool, spec: Platform) -> PoolCapacity:
     return PoolCapacity(cv.CAPACITY_ELASTIC, scaler, 0, cap.min, desired)
 
 
-def autoscaler_tags(pool: PoolPlan, cluster: str) -> dict[str, str]:
-    """The tags on an elastic group's Auto Scaling group that make it the autoscaler's and describe the node it
-    would add when it has none (README "Auto-Discovery Setup": label/, taint/ and resources/ tags; the
-    autoscaler reads them in aws_manager.go buildNodeFromTemplate, extractLabelsFromAsg, extractTaintsFromAsg,
-    extractAllocatableResourcesFromAsg). EKS copies none of a node group's own tags to its Auto Scaling group
-    (aws/containers-roadmap#608), and reads labels and taints from the node group's API only while it has
-    never had a node (README, "eks:DescribeNodegroup"), so the group itself carries them.
+def autoscaler_node_labels(pool: PoolPlan) -> dict[str, str]:
+    """The labels a node of a pool the Cluster Autoscaler scales carries beyond the pool's own: on whole-GPU
+    pools, the autoscaler's GPU label (conventions.CLUSTER_AUTOSCALER_GPU_LABEL), so a node that is Ready before
+    its device plugin has registered its GPUs counts as still starting, not as a node with no GPU that calls
+    for another scale-up. Only where the node advertises nvidia.com/gpu: a MIG (mixed strategy) or time-sliced
+    (renameByDefault) node keeps nvidia.com/gpu at 0, and the label would mark it unready for good
+    (gpu_processor.go FilterOutNodesWithUnreadyResources checks nvidia.com/gpu alone). Karpenter pools need no
+    such label: Karpenter keeps a node it launched for GPU pods uninitialized until every extended resource it
+    was launched for is allocatable (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle/
+    initialization.go RequestedResourcesRegistered), and counts it at the capacity its instance type promises
+    until then (pkg/controllers/state/statenode.go Allocatable)."""
+    if pool.scaler != cv.SCALER_CLUSTER_AUTOSCALER or pool.resource_name != cv.GPU_RESOURCE:
+        return {}
+    return {cv.CLUSTER_AUTOSCALER_GPU_LABEL: cv.cluster_autoscaler_gpu_type(pool.accelerator)}
+
+
+def for_cluster_autoscaler(pool: PoolPlan) -> PoolPlan:
+    """A pool the Cluster Autoscaler scales, with its Auto Scaling group tags (autoscaler_tags); any other pool
+    as it is. Its extra node label is PoolPlan.group_labels, derived from the scaler: the pool's own labels
+    (node_labels, flavor, quota) stay the same whoever makes its nodes."""
+    if pool.scaler != cv.SCALER_CLUSTER_AUTOSCALER:
+        return pool
+    return replace(pool, autoscaler_tags=autoscaler_tags(pool))
+
+
+def autoscaler_tags(pool: PoolPlan) -> dict[str, str]:
+    """The tags the platform adds to an elastic group's Auto Scaling group: CAPACITY_TAG=elastic, which makes it
+    the autoscaler's (discovery_tags), and the node it would add when it has none (README "Auto-Discovery
+    Setup": label/, taint/ and resources/ tags; the autoscaler reads them in aws_manager.go
+    buildNodeFromTemplate, extractLabelsFromAsg, extractTaintsFromAsg, extractAllocatableResourcesFromAsg). EKS
+    copies none of a node group's own tags to its Auto Scaling group (aws/containers-roadmap#608), and reads
+    labels and taints from the node group's API only while it has never had a node (README,
+    "eks:DescribeNodegroup"), so the group itself carries them.
+
+    Not the two standard discovery tags (k8s.io/cluster-autoscaler/enabled and .../<cluster>): EKS puts them on
+    every managed node group's Auto Scaling group itself ("Amazon EKS tags managed node group resources so that
+    they are configured to use the Kubernetes Cluster Autoscaler", EKS user guide, managed-node-groups.html), and
+    a stack that declared them too would delete EKS's own tags with its resources.
 
     Resources: the pool's schedulable units under their resource name (MIG slices, time-sliced replicas or
     whole GPUs) and its EFA devices; the autoscaler otherwise assumes nvidia.com/gpu at the instance type's GPU
     count, which a MIG (mixed strategy) or time-sliced (renameByDefault) node never advertises, so that is 0
     there. CPU and memory come from the instance type."""
-    tags = {
-        cv.CLUSTER_AUTOSCALER_ENABLED_TAG: DISCOVERY_TAG_VALUES[0],
-        cv.cluster_autoscaler_cluster_tag(cluster): DISCOVERY_TAG_VALUES[1],
-        cv.CAPACITY_TAG: cv.CAPACITY_ELASTIC,
-    }
-    for key, value in pool.node_labels.items():
+    tags = {cv.CAPACITY_TAG: cv.CAPACITY_ELASTIC}
+    for key, value in pool.group_labels.items():
         tags[cv.CLUSTER_AUTOSCALER_LABEL_TAG + key] = value
     for t in pool.taints:
         tags[cv.CLUSTER_AUTOSCALER_TAINT_TAG + t.key] = f"{t.value}:{t.effect}"
@@ -115,7 +159,8 @@ def autoscaler_tags(pool: PoolPlan, cluster: str) -> dict[str, str]:
 
 def discovery_tags(cluster: str) -> tuple[str, ...]:
     """`--node-group-auto-discovery=asg:tag=...`: the two standard keys and CAPACITY_TAG=elastic, so only the
-    groups the plan calls elastic are the autoscaler's (EKS puts the standard two on every managed group)."""
+    groups the plan calls elastic are the autoscaler's (EKS puts the standard two on every managed group, the
+    platform the third: autoscaler_tags)."""
     return (cv.CLUSTER_AUTOSCALER_ENABLED_TAG, cv.cluster_autoscaler_cluster_tag(cluster),
             f"{cv.CAPACITY_TAG}={cv.CAPACITY_ELASTIC}")
 
@@ -193,9 +238,19 @@ def plan_cluster_autoscaler(spec: Platform, region: str | None, pools: tuple[Poo
 @dataclass(frozen=True, slots=True)
 class ProvisioningPlan:
     """Kueue's ProvisioningRequest admission check: on (and on which flavors) or off, and why. A job on one of
-    `flavors` is admitted only after the autoscaler has requested all of its nodes at once; on a
+    `flavors` is admitted only after the autoscaler has asked for all of its nodes in one request; on a
     topology-aware flavor Kueue assigns the topology after that, from the nodes that came (kueue
-    site/content/en/docs/concepts/topology_aware_scheduling.md, "ClusterAutoscaler support")."""
+    site/content/en/docs/concepts/topology_aware_scheduling.md, "ClusterAutoscaler support").
+
+    On AWS that request is not atomic and "provisioned" does not mean the nodes exist: the AWS provider's
+    AtomicIncreaseSize returns ErrNotImplemented (cloudprovider/aws/aws_cloud_provider.go), the scale-up falls
+    back to one IncreaseSize (core/scaleup/orchestrator/executor.go increaseSize), and best-effort-atomic marks
+    the request Provisioned as soon as that call succeeds (provisioningrequest/besteffortatomic/
+    provisioning_class.go). The booking expires 10 minutes later (PROVISIONING_BOOKING_SECONDS), and a job on a
+    topology-aware flavor that has no Ready nodes for its topology by then is sent back with its request retried
+    (kueue pkg/controller/admissionchecks/provisioning/controller.go syncCheckStates, BookingExpired) until
+    `retry_limit` retries are spent; then the check is Rejected and the workload deactivated. So the retries'
+    backoffs together cover `node_boot_seconds` (plan_provisioning)."""
 
     enabled: bool
     reason: str
@@ -206,10 +261,46 @@ class ProvisioningPlan:
     # a pod set without GPUs is never given one of these flavors anyway).
     managed_resources: tuple[str, ...] = ()
     flavors: tuple[str, ...] = ()
+    # The longest a scaled GPU node takes to be usable: registered within maxNodeProvisionTime (or the
+    # autoscaler gives it up), then its GPUs allocatable within GPU_ALLOCATABLE_AFTER_READY_SECONDS.
+    node_boot_seconds: int = 0
+    # The ProvisioningRequestConfig's retryStrategy: backoffLimitCount, backoffBaseSeconds, backoffMaxSeconds.
+    retry_limit: int = 0
+    retry_base_seconds: int = PROVISIONING_RETRY_BASE_SECONDS
+    retry_max_seconds: int = PROVISIONING_RETRY_MAX_SECONDS
+
+    @property
+    def retry_backoffs(self) -> tuple[int, ...]:
+        """The wait before each retry, as Kueue computes it (UpdateAdmissionCheckRequeueState)."""
+        return retry_backoffs(self.retry_limit, self.retry_base_seconds, self.retry_max_seconds)
 
     def team_flavors(self, quota_flavors: tuple[str, ...] | list[str]) -> tuple[str, ...]:
         """The team's flavors that get the check (ClusterQueue admissionChecksStrategy onFlavors)."""
         return tuple(f for f in self.flavors if f in quota_flavors) if self.enabled else ()
+
+
+def go_duration_seconds(value: str) -> float:
+    """A Go duration the spec accepted (spec/limits.py GO_DURATION: 15m, 1h30m, 90s) in seconds."""
+    parts = _GO_DURATION_PART.findall(value)
+    if not parts or "".join(n + u for n, u in parts) != value:
+        raise ValueError(f"{value!r} is not a Go duration such as 30s, 10m or 1h30m")
+    return sum(float(n) * _GO_DURATION_SECONDS[u] for n, u in parts)
+
+
+def retry_backoffs(limit: int, base_seconds: int, max_seconds: int) -> tuple[int, ...]:
+    """Kueue's wait before the n-th of `limit` retries: base * 2^(n-1), at most max (pkg/workload/
+    admissionchecks.go UpdateAdmissionCheckRequeueState)."""
+    return tuple(min(base_seconds * 2 ** n, max_seconds) for n in range(limit))
+
+
+def retry_limit_covering(seconds: float, base_seconds: int = PROVISIONING_RETRY_BASE_SECONDS,
+                         max_seconds: int = PROVISIONING_RETRY_MAX_SECONDS) -> int:
+    """The fewest retries whose backoffs add up to at least `seconds` (at least Kueue's default 3). The
+    10-minute booking of every attempt comes on top, as margin."""
+    limit = 3
+    while sum(retry_backoffs(limit, base_seconds, max_seconds)) < seconds:
+        limit += 1
+    return limit
 
 
 def plan_provisioning(spec: Platform, pools: tuple[PoolPlan, ...], multikueue_manager: bool) -> ProvisioningPlan:
@@ -232,12 +323,17 @@ def plan_provisioning(spec: Platform, pools: tuple[PoolPlan, ...], multikueue_ma
         reason = ("no pool is scaled by the Cluster Autoscaler (reserved pools run their reservation, Karpenter "
                   "pools are Karpenter's)")
     else:
+        boot = int(go_duration_seconds(ca.maxNodeProvisionTime)) + GPU_ALLOCATABLE_AFTER_READY_SECONDS
         return ProvisioningPlan(
             enabled=True,
-            reason=(f"the Cluster Autoscaler provisions all of a job's nodes on {', '.join(p.name for p in scaled)} "
-                    "before Kueue admits it (best-effort-atomic-scale-up)"),
+            reason=(f"Kueue asks the Cluster Autoscaler for all of a job's nodes on "
+                    f"{', '.join(p.name for p in scaled)} in one request before it admits the job "
+                    "(best-effort-atomic-scale-up; on AWS one non-atomic increase of the node group, marked "
+                    "provisioned once requested, before the nodes exist)"),
             managed_resources=tuple(sorted({p.resource_name for p in scaled})),
             flavors=tuple(p.flavor for p in scaled),
+            node_boot_seconds=boot,
+            retry_limit=retry_limit_covering(boot),
         )
     return ProvisioningPlan(enabled=False, reason=reason)
 
@@ -312,16 +408,26 @@ POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 POD_IDENTITY_TRUST_ACTIONS: tuple[str, ...] = ("sts:AssumeRole", "sts:TagSession")
 
 
+def _region(ca: ClusterAutoscalerPlan) -> str:
+    """The region an ARN names. A stack document without one is refused before this (spec.loading
+    load_stack_platform); a plan built without one must fail here rather than grant on "arn:...:None:..."."""
+    if not ca.region:
+        raise ValueError(f"the AWS region of cluster {ca.cluster!r} is unknown: set {cv.AWS_REGION_CONFIG} (or "
+                         f"{' / '.join(cv.AWS_REGION_ENV_VARS)}) before the autoscaler's IAM policy can name its "
+                         "groups")
+    return ca.region
+
+
 def autoscaling_group_arn(ca: ClusterAutoscalerPlan, account: str, group: str) -> str:
     """An Auto Scaling group by name, whatever its id (Service Authorization Reference, Amazon EC2 Auto Scaling:
     arn:${Partition}:autoscaling:${Region}:${Account}:autoScalingGroup:${GroupId}:autoScalingGroupName/${Name})."""
-    return f"arn:{ca.partition}:autoscaling:{ca.region}:{account}:autoScalingGroup:*:autoScalingGroupName/{group}"
+    return f"arn:{ca.partition}:autoscaling:{_region(ca)}:{account}:autoScalingGroup:*:autoScalingGroupName/{group}"
 
 
 def nodegroup_arn(ca: ClusterAutoscalerPlan, account: str, node_group: str) -> str:
     """An EKS managed node group by name (Service Authorization Reference, Amazon EKS:
     arn:${Partition}:eks:${Region}:${Account}:nodegroup/${ClusterName}/${NodegroupName}/${UUID})."""
-    return f"arn:{ca.partition}:eks:{ca.region}:{account}:nodegroup/{ca.cluster}/{node_group}/*"
+    return f"arn:{ca.partition}:eks:{_region(ca)}:{account}:nodegroup/{ca.cluster}/{node_group}/*"
 
 
 def cluster_autoscaler_policy(ca: ClusterAutoscalerPlan, account: str, groups: list[str] | tuple[str, ...]) -> dict:

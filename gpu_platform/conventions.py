@@ -25,6 +25,12 @@ CONFIG_KEY = f"{CONFIG_NAMESPACE}:{PLATFORM_CONFIG}"
 # kubeconfig Secrets), a worker accepts (a ServiceAccount for managers, its RBAC and a token).
 MULTIKUEUE_ROLE_CONFIG = "multiKueueRole"
 MULTIKUEUE_ROLES: tuple[str, ...] = ("manager", "worker")
+# The region the AWS provider deploys to: the stack config key aws:region, else these environment variables in
+# this order (pulumi-aws 7.51.1 sdk/python/pulumi_aws/config/vars.py `region`: `__config__.get('region') or
+# _utilities.get_env('AWS_REGION', 'AWS_DEFAULT_REGION')`; pulumi/pulumi-aws docs/installation-configuration.md,
+# "Set credentials as environment variables").
+AWS_REGION_CONFIG = "aws:region"
+AWS_REGION_ENV_VARS: tuple[str, ...] = ("AWS_REGION", "AWS_DEFAULT_REGION")
 # Versions. An exact SemVer 2.0.0 version, optionally with Helm's customary leading "v" (semver.org,
 # sections 9-10): what every Helm chart version in the spec and in a rendered release must be. The spec
 # rejects anything else (`latest`, `0.19`, `~0.19.2`) and the policy pack checks the rendered releases
@@ -363,6 +369,10 @@ PROVISIONING_CLASS_BEST_EFFORT_ATOMIC = "best-effort-atomic-scale-up.autoscaling
 # up its ProvisioningRequest controller only if the CRD is served when it starts (cmd/kueue/main.go,
 # provisioning.ServerSupportsProvisioningRequest).
 KUEUE_PROVISIONING_ANNOTATION = f"{PREFIX}/provisioning-request-crd"
+# The Cluster Autoscaler drains an under-used node by evicting its pods unless one says it must not be
+# (kubernetes/autoscaler cluster-autoscaler/utils/drain/drain.go, PodSafeToEvictKey; cluster-autoscaler FAQ
+# "What types of pods can prevent CA from removing a node?"): a running training pod carries "false".
+SAFE_TO_EVICT_ANNOTATION = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 
 
 # ==== Kueue's integrations: framework names and their workload APIs =========================================
@@ -691,6 +701,20 @@ CLUSTER_AUTOSCALER_RESOURCES_TAG = "k8s.io/cluster-autoscaler/node-template/reso
 
 def cluster_autoscaler_cluster_tag(cluster: str) -> str:
     return f"k8s.io/cluster-autoscaler/{cluster}"
+
+
+# The label that tells the autoscaler on AWS a node has GPUs before its device plugin has advertised them
+# (cloudprovider/aws/aws_cloud_provider.go GPULabel; README "Special note on GPU instances": "Cluster Autoscaler
+# >= 1.15: k8s.amazonaws.com/accelerator=<gpu-type>"). A node that carries it with no allocatable nvidia.com/gpu
+# counts as unready, not as a finished node without GPUs (processors/customresources/gpu_processor.go
+# FilterOutNodesWithUnreadyResources), so it never triggers a second scale-up; the value is the GPU type its
+# --gpu-total limits name (the README's example: nvidia-tesla-k80).
+CLUSTER_AUTOSCALER_GPU_LABEL = "k8s.amazonaws.com/accelerator"
+
+
+def cluster_autoscaler_gpu_type(accelerator: str) -> str:
+    """The GPU type of a catalog accelerator in the README's form: nvidia-<model> (nvidia-h100-80gb)."""
+    return f"nvidia-{accelerator}"
 
 
 def cluster_autoscaler_role_name(cluster: str) -> str:

@@ -156,7 +156,7 @@ class GpuNodePool(pulumi.ComponentResource):
             ),
             # Replaced or rebooted when its GPU, kernel, network or kubelet fails (node_health.py).
             node_repair_config=node_repair_config(),
-            labels=dict(pool.node_labels),
+            labels=pool.group_labels,
             taints=[
                 aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=EKS_TAINT_EFFECT[t.effect])
                 for t in pool.taints
@@ -183,7 +183,9 @@ class GpuNodePool(pulumi.ComponentResource):
             ),
         )
         # An elastic group is the Cluster Autoscaler's through tags on its Auto Scaling group, which EKS makes
-        # and names (the node group's own tags never reach it): discovery, and the node it would add from zero.
+        # and names (the node group's own tags never reach it): the platform's discovery tag, and the node it would
+        # add from zero. Only the tags the platform adds (PoolPlan.autoscaler_tags): the two standard discovery
+        # tags are EKS's, and a Tag resource of ours would delete them with it.
         self.autoscaling_group_name: pulumi.Output[str] = self.node_group.resources.apply(_autoscaling_group_name)
         self.asg_tags: list[aws.autoscaling.Tag] = []
         if pool.autoscaler_tags:
@@ -212,6 +214,6 @@ class GpuNodePool(pulumi.ComponentResource):
             "capacityGpus": p.capacity_gpus,
             "capacity": p.capacity_semantics,
             "scaledBy": p.scaler,
-            "labels": dict(p.node_labels),
+            "labels": p.group_labels,
             "taints": [t.to_k8s() for t in p.taints],
         }

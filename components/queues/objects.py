@@ -185,10 +185,10 @@ def cluster_queue(team: TeamPlan, plan: Plan, admission_checks: Sequence[str] = 
 
 def provisioning_request_config(provisioning: ProvisioningPlan) -> dict[str, Any]:
     """How Kueue asks for a job's nodes (apis/kueue/v1beta2/provisioningrequestconfig_types.go): the autoscaler's
-    all-or-nothing class, for the pod sets that ask for the provisioned pools' GPU resources. The retry strategy
-    stays Kueue's default (3 retries, backoff from 60 s up to 1800 s; the CRD's default): a
-    best-effort-atomic request the autoscaler cannot serve yet stays Provisioned=False and is retried by the
-    autoscaler itself, only a Failed or expired one counts."""
+    best-effort-atomic class, for the pod sets that ask for the provisioned pools' GPU resources, and the plan's
+    retry strategy (ProvisioningPlan: its backoffs alone cover a GPU node's boot; Kueue's default, 3 retries from
+    60 s, adds up to 7 minutes). A request the autoscaler cannot serve yet stays Provisioned=False and is retried by
+    the autoscaler itself; only a Failed or BookingExpired one spends a retry."""
     return {
         "apiVersion": cv.KUEUE_API_VERSION,
         "kind": cv.PROVISIONING_CONFIG_KIND,
@@ -196,6 +196,11 @@ def provisioning_request_config(provisioning: ProvisioningPlan) -> dict[str, Any
         "spec": {
             "provisioningClassName": provisioning.provisioning_class,
             "managedResources": list(provisioning.managed_resources),
+            "retryStrategy": {
+                "backoffLimitCount": provisioning.retry_limit,
+                "backoffBaseSeconds": provisioning.retry_base_seconds,
+                "backoffMaxSeconds": provisioning.retry_max_seconds,
+            },
         },
     }
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from .. import conventions as cv
+from ..autoscaling import autoscaler_node_labels
 from ..karpenter import KarpenterPoolPlan
 
 # Nodes an EKS managed node group replaces at once during a version update.
@@ -84,6 +85,13 @@ class PoolPlan:
     reserved_nodes: int = 0
     group_min: int = 0
     autoscaler_tags: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def group_labels(self) -> dict[str, str]:
+        """The labels a managed node group gives its nodes: the pool's own (node_labels) and, where the Cluster
+        Autoscaler scales a whole-GPU group, its GPU label (autoscaling.autoscaler_node_labels). Derived from
+        the scaler rather than kept in node_labels, which are the same whoever makes the pool's nodes."""
+        return {**self.node_labels, **autoscaler_node_labels(self)}
 
     @property
     def usd_per_hour_max(self) -> float:

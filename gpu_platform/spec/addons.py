@@ -211,9 +211,10 @@ class AddonKarpenter(Strict):
 
 class AddonClusterAutoscaler(Strict):
     """The Kubernetes Cluster Autoscaler on `eks` clusters: it scales the elastic managed node groups (pools of
-    capacity type on-demand or spot) between capacity.min and capacity.max, from zero too, and provisions a
-    multi-node job's nodes all at once before Kueue admits it (ProvisioningRequest). Reserved pools run their
-    reservation and Karpenter pools stay Karpenter's: it never touches either."""
+    capacity type on-demand or spot) between capacity.min and capacity.max, from zero too, and asks for a
+    multi-node job's nodes in one request before Kueue admits it (ProvisioningRequest; on AWS one non-atomic
+    increase, marked provisioned before the nodes exist). Reserved pools run their reservation and Karpenter
+    pools stay Karpenter's: it never touches either."""
 
     install: bool = Field(
         default=True,
@@ -258,7 +259,9 @@ class AddonClusterAutoscaler(Strict):
         default="15m",
         description=(
             "how long a requested node may take to register before the autoscaler gives it up and tries "
-            "again (a Go duration); GPU nodes boot and pull large images, so not much shorter"
+            "again (a Go duration); GPU nodes boot and pull large images, so not much shorter. With the 15 "
+            "minutes a node's GPUs may take after it is Ready, it sets how often Kueue retries a job's "
+            "ProvisioningRequest (retryStrategy.backoffLimitCount: 5 at 15m)"
         ),
         examples=["15m"],
     )
@@ -267,7 +270,9 @@ class AddonClusterAutoscaler(Strict):
         description=(
             "ProvisioningRequest support in the autoscaler, and Kueue's ProvisioningRequest admission check "
             "(best-effort-atomic-scale-up) on the ClusterQueues of the pools it scales: a job is admitted once "
-            "all its nodes are requested, and a topology-aware pool can start at min 0"
+            "all its nodes are requested in one request (on AWS not atomic, and provisioned before the nodes "
+            "exist: a topology-aware job then waits for them to be Ready), and a topology-aware pool can start "
+            "at min 0"
         ),
         examples=[True],
     )

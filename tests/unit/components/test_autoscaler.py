@@ -156,8 +156,6 @@ def test_every_elastic_group_and_only_those_carry_the_autoscalers_tags() -> None
 
 def test_a_mig_pools_template_is_its_slices_and_no_whole_gpu() -> None:
     assert asg_tags("prod")["np-a100-mig"] == {
-        "k8s.io/cluster-autoscaler/enabled": "true",
-        "k8s.io/cluster-autoscaler/ml-prod": "owned",
         "gpu-platform.io/capacity": "elastic",
         "k8s.io/cluster-autoscaler/node-template/label/gpu-platform.io/pool": "a100-mig",
         "k8s.io/cluster-autoscaler/node-template/label/gpu-platform.io/accelerator": "a100-80gb",
@@ -176,8 +174,6 @@ def test_a_mig_pools_template_is_its_slices_and_no_whole_gpu() -> None:
 
 def test_a_time_sliced_pools_template_is_its_replicas_and_no_whole_gpu() -> None:
     assert asg_tags("prod")["np-l40s-infer"] == {
-        "k8s.io/cluster-autoscaler/enabled": "true",
-        "k8s.io/cluster-autoscaler/ml-prod": "owned",
         "gpu-platform.io/capacity": "elastic",
         "k8s.io/cluster-autoscaler/node-template/label/gpu-platform.io/pool": "l40s-infer",
         "k8s.io/cluster-autoscaler/node-template/label/gpu-platform.io/accelerator": "l40s-48gb",
@@ -196,8 +192,6 @@ def test_a_time_sliced_pools_template_is_its_replicas_and_no_whole_gpu() -> None
 
 def test_an_efa_pools_template_has_its_gpus_and_efa_devices() -> None:
     assert asg_tags("staging")["np-h100-train"] == {
-        "k8s.io/cluster-autoscaler/enabled": "true",
-        "k8s.io/cluster-autoscaler/ml-staging": "owned",
         "gpu-platform.io/capacity": "elastic",
         "k8s.io/cluster-autoscaler/node-template/label/gpu-platform.io/pool": "h100-train",
         "k8s.io/cluster-autoscaler/node-template/label/gpu-platform.io/accelerator": "h100-80gb",
@@ -205,6 +199,8 @@ def test_an_efa_pools_template_has_its_gpus_and_efa_devices() -> None:
         "k8s.io/cluster-autoscaler/node-template/label/gpu-platform.io/fabric": "efa",
         "k8s.io/cluster-autoscaler/node-template/label/gpu-platform.io/workload": "training",
         "k8s.io/cluster-autoscaler/node-template/label/gpu-platform.io/sharing": "full-gpu",
+        # Whole GPUs: the autoscaler's GPU label (README "Special note on GPU instances"), here as on the nodes.
+        "k8s.io/cluster-autoscaler/node-template/label/k8s.amazonaws.com/accelerator": "nvidia-h100-80gb",
         "k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu": "present:NoSchedule",
         "k8s.io/cluster-autoscaler/node-template/taint/gpu-platform.io/workload": "training:NoSchedule",
         # p5.48xlarge: 8 H100 and 32 EFA interfaces, one vpc.amazonaws.com/efa device each.
@@ -243,6 +239,46 @@ def test_every_tag_fits_the_auto_scaling_groups_limits() -> None:
             assert all(len(k) <= 128 and len(v) <= 256 for k, v in tags.items()), (stack, group)
 
 
+def test_the_stack_adds_only_its_own_tags_never_the_discovery_keys_eks_owns() -> None:
+    """EKS tags every managed node group's Auto Scaling group with k8s.io/cluster-autoscaler/enabled and
+    k8s.io/cluster-autoscaler/<cluster> itself (EKS user guide, managed-node-groups.html: "Amazon EKS tags managed
+    node group resources so that they are configured to use the Kubernetes Cluster Autoscaler"). A Tag resource
+    of the stack's on either key would delete EKS's tag when it goes (a pool made reserved, the autoscaler turned
+    off, the stack destroyed), and with it the group's discovery. So the stack adds only gpu-platform.io/capacity
+    and the node-template tags, and the autoscaler still requires all three discovery keys."""
+    for stack, cluster in (("prod", "ml-prod"), ("staging", "ml-staging"), (KARPENTER_STACK, "ml-staging")):
+        keys = {t.inputs["tag"]["key"] for t in rendered(stack).by_type(ASG_TAG)}
+        assert "gpu-platform.io/capacity" in keys, stack
+        assert not keys & {"k8s.io/cluster-autoscaler/enabled", f"k8s.io/cluster-autoscaler/{cluster}"}, stack
+        assert {k.split("/node-template/")[0] for k in keys if k.startswith("k8s.io/")} == {
+            "k8s.io/cluster-autoscaler"}, stack
+    assert release("prod", "cluster-autoscaler")["values"]["autoDiscovery"]["tags"] == [
+        "k8s.io/cluster-autoscaler/enabled", "k8s.io/cluster-autoscaler/ml-prod", "gpu-platform.io/capacity=elastic"]
+
+
+def test_whole_gpu_groups_the_autoscaler_scales_carry_its_gpu_label() -> None:
+    """A node that is Ready before its device plugin has registered its GPUs looks to the autoscaler like a
+    finished node without GPUs, and it scales up again (cloudprovider/aws/README.md, "Special note on GPU
+    instances"); with k8s.amazonaws.com/accelerator=<gpu-type> it counts as unready until nvidia.com/gpu is
+    allocatable (processors/customresources/gpu_processor.go). Only on whole-GPU groups: a MIG or time-sliced
+    node keeps nvidia.com/gpu at 0 and would stay unready for good. On the node group (the nodes) and as a
+    node-template tag (a group scaled from zero)."""
+    gpu_label = "k8s.amazonaws.com/accelerator"
+    staging = {ng.name: ng.inputs["labels"].get(gpu_label) for ng in rendered("staging").by_type(NODE_GROUP)}
+    assert staging == {"np-h100-train": "nvidia-h100-80gb", "np-l40s-infer": None, "np-a10g-dev": "nvidia-a10g-24gb"}
+    assert asg_tags("staging")["np-a10g-dev"][f"{cv.CLUSTER_AUTOSCALER_LABEL_TAG}{gpu_label}"] == "nvidia-a10g-24gb"
+    assert f"{cv.CLUSTER_AUTOSCALER_LABEL_TAG}{gpu_label}" not in asg_tags("staging")["np-l40s-infer"]  # time-sliced
+    # prod: the whole-GPU pools are reserved (nothing scales them), the elastic ones MIG or time-sliced.
+    assert [ng.name for ng in rendered("prod").by_type(NODE_GROUP) if gpu_label in ng.inputs["labels"]] == []
+    # Karpenter's whole-GPU pools carry none: Karpenter itself waits for the GPUs before it calls a node
+    # initialized (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle/initialization.go).
+    nodepools = {o["metadata"]["name"]: o["spec"]["template"]["metadata"]["labels"]
+                 for o in rendered(KARPENTER_STACK).kubernetes_objects() if o["kind"] == "NodePool"}
+    assert len(nodepools) == 2 and not [n for n, labels in nodepools.items() if gpu_label in labels]
+    (a10g,) = [ng for ng in rendered(KARPENTER_STACK).by_type(NODE_GROUP) if ng.name == "np-a10g-dev"]
+    assert a10g.inputs["labels"][gpu_label] == "nvidia-a10g-24gb"
+
+
 # ---------------------------------------------------------------------------------------------------
 # the autoscaler's release, IAM and CRD
 
@@ -265,7 +301,7 @@ def test_the_autoscaler_release_values() -> None:
                 {"apiGroups": [""], "resources": ["podtemplates"], "verbs": ["get", "list", "watch"]},
                 {"apiGroups": ["autoscaling.x-k8s.io"],
                  "resources": ["provisioningrequests", "provisioningrequests/status"],
-                 "verbs": ["get", "list", "watch", "update", "patch"]},
+                 "verbs": ["get", "list", "watch", "update", "patch", "delete"]},
             ],
         },
         "extraArgs": {
@@ -389,6 +425,8 @@ def test_the_provisioning_request_config_and_admission_check() -> None:
         "provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
         # The GPU resources of the pools the autoscaler provisions (l40s-infer, l4-interactive; a100-mig).
         "managedResources": ["nvidia.com/gpu.shared", "nvidia.com/mig-1g.10gb"],
+        # test_provisioning_retries_outlast_a_gpu_node_boot says why.
+        "retryStrategy": {"backoffLimitCount": 5, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800},
     }
     assert prc["metadata"]["name"] == "best-effort-atomic-scale-up"
     assert ac["metadata"]["name"] == "provisioning-request"
@@ -399,6 +437,44 @@ def test_the_provisioning_request_config_and_admission_check() -> None:
     }
     (staging_prc,) = kueue("staging", "ProvisioningRequestConfig").values()
     assert staging_prc["spec"]["managedResources"] == ["nvidia.com/gpu", "nvidia.com/gpu.shared"]
+
+
+def test_provisioning_retries_outlast_a_gpu_node_boot() -> None:
+    """On AWS the best-effort-atomic class marks a request Provisioned as soon as the group's size is raised,
+    before any node exists (cloudprovider/aws AtomicIncreaseSize is not implemented, the executor falls back to
+    IncreaseSize; provisioningrequest/besteffortatomic), and the booking expires 10 minutes later
+    (processors/provreq/processor.go). A topology-aware job whose nodes are not Ready by then is sent back and
+    its request retried; when the retries are spent Kueue rejects the check and deactivates the workload
+    (kueue v0.19.2 pkg/controller/admissionchecks/provisioning/controller.go). So the backoffs alone must add up
+    to a GPU node's boot: registered within maxNodeProvisionTime (prod: 15m), GPUs allocatable up to 15 minutes
+    after Ready (cluster-autoscaler core/static_autoscaler.go)."""
+    boot = 15 * 60 + 15 * 60
+    for stack in ("prod", "staging"):
+        (prc,) = kueue(stack, "ProvisioningRequestConfig").values()
+        assert prc["spec"]["retryStrategy"] == {"backoffLimitCount": 5, "backoffBaseSeconds": 60,
+                                                "backoffMaxSeconds": 1800}, stack
+    # Kueue waits base * 2^(n-1), at most the max, before the n-th retry (pkg/workload/admissionchecks.go).
+    assert 60 + 120 + 240 + 480 + 960 == 1860 >= boot
+    assert 60 + 120 + 240 < boot  # Kueue's default, 3 retries: 7 minutes
+    # A longer registration bound buys more retries: 45m + 15m = 3600 s needs a sixth (3660 s).
+    raw = platform_raw("prod")
+    raw["addons"]["clusterAutoscaler"] = {"maxNodeProvisionTime": "45m"}
+    from components.queues.objects import provisioning_request_config
+    plan = build_plan(load_platform(raw, "us-east-1"), "us-east-1")
+    assert provisioning_request_config(plan.provisioning)["spec"]["retryStrategy"] == {
+        "backoffLimitCount": 6, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800}
+    assert 1860 + 1800 >= 45 * 60 + 15 * 60 > 1860
+
+
+def test_the_autoscaler_may_delete_the_provisioning_requests_it_is_done_with() -> None:
+    """The autoscaler deletes a ProvisioningRequest 7 days after it was Provisioned or Failed
+    (processors/provreq/processor.go DeleteOldProvReqs, defaultTerminalProvReqTTL; provreqclient/client.go
+    DeleteProvisioningRequest): without `delete` the API server refuses, and finished requests pile up in the
+    team namespaces (FAQ.md step 4's role has it)."""
+    rules = release("prod", "cluster-autoscaler")["values"]["rbac"]["additionalRules"]
+    (requests,) = [r for r in rules if "provisioningrequests" in r["resources"]]
+    assert requests["apiGroups"] == ["autoscaling.x-k8s.io"]
+    assert "delete" in requests["verbs"]
 
 
 @pytest.mark.parametrize("stack", ["prod", "staging", KARPENTER_STACK])

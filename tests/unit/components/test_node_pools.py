@@ -488,7 +488,7 @@ def test_exports_per_pool():
         got = out[pool.name]
         assert got["nodeGroup"] == cv.node_group_name(plan.cluster.name, pool.name)
         assert got["capacityGpus"] == pool.max_nodes * catalog.INSTANCE_TYPES[pool.instance_type].gpus
-        assert got["labels"] == dict(pool.node_labels)
+        assert got["labels"] == pool.group_labels  # node_labels, and the autoscaler's GPU label where it has one
         assert got["taints"] == [t.to_k8s() for t in pool.taints]
 
 
