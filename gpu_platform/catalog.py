@@ -99,6 +99,8 @@ class InstanceType:
     interconnect: str  # nvswitch | pcie
     nvme_gb: int  # total local instance-store NVMe, 0 when none
     efa_only_interfaces: bool  # secondary network cards can be EFA-only (no IP) interfaces
+    enis: int  # network interfaces on the default network card (ENI_LIMITS)
+    ipv4_per_eni: int  # IPv4 addresses per network interface (ENI_LIMITS)
 
     @property
     def efa_interfaces(self) -> int:
@@ -108,8 +110,34 @@ class InstanceType:
         return self.network_cards if self.efa else 0
 
 
+# Network interfaces on the default network card and IPv4 addresses per interface, the two figures EKS sizes
+# a node's max pods from (ENIs x (IPv4 per ENI - 1) + 2) and so its kube-reserved memory
+# (plan/node_reserve.py). From awslabs/amazon-eks-ami at tag v20260724,
+# nodeadm/internal/kubelet/instance-info.jsonl (`defaultMaxENIs`, `ipv4AddressesPerInterface`: the table
+# nodeadm reads), checked against the max pods of templates/shared/runtime/eni-max-pods.txt at v20251120
+# (the last tag that carries the file; every row below gives its figure, e.g. p5.48xlarge 2 x 49 + 2 = 100,
+# p4d.24xlarge 15 x 49 + 2 = 737, g6.4xlarge 8 x 29 + 2 = 234). Multi-card types count card 0 only: the VPC
+# CNI gives pods addresses from the default card (aws/karpenter-provider-aws v1.14.1,
+# pkg/providers/instancetype/types.go ENILimitedPods), so p5.48xlarge has 2 here, not every card's.
+# The EC2 reference is "IP addresses per network interface per instance type"
+# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/AvailableIpPerENI.html), not re-read here.
+ENI_LIMITS: Mapping[str, tuple[int, int]] = MappingProxyType(
+    {
+        "p5.48xlarge": (2, 50), "p5e.48xlarge": (2, 50), "p5en.48xlarge": (4, 50), "p6-b200.48xlarge": (4, 50),
+        "p4d.24xlarge": (15, 50), "p4de.24xlarge": (15, 50),
+        "g6e.xlarge": (4, 15), "g6e.2xlarge": (4, 15), "g6e.4xlarge": (8, 30), "g6e.8xlarge": (8, 30),
+        "g6e.12xlarge": (10, 30), "g6e.16xlarge": (15, 50), "g6e.24xlarge": (10, 50), "g6e.48xlarge": (10, 50),
+        "g6.xlarge": (4, 15), "g6.2xlarge": (4, 15), "g6.4xlarge": (8, 30), "g6.8xlarge": (8, 30),
+        "g6.12xlarge": (8, 30), "g6.16xlarge": (15, 50), "g6.24xlarge": (15, 50), "g6.48xlarge": (15, 50),
+        "g5.xlarge": (4, 15), "g5.2xlarge": (4, 15), "g5.4xlarge": (8, 30), "g5.8xlarge": (8, 30),
+        "g5.12xlarge": (15, 50), "g5.16xlarge": (8, 30), "g5.24xlarge": (15, 50), "g5.48xlarge": (7, 50),
+    }
+)
+
+
 def _it(name, acc, gpus, vcpus, mem, efa, cards, ic, nvme, efa_only=False) -> InstanceType:
-    return InstanceType(name, acc, gpus, vcpus, mem, efa, cards, ic, nvme, efa_only)
+    enis, ipv4 = ENI_LIMITS[name]
+    return InstanceType(name, acc, gpus, vcpus, mem, efa, cards, ic, nvme, efa_only, enis, ipv4)
 
 
 # EC2 accelerated computing instances.
@@ -237,6 +265,12 @@ SYSTEM_INSTANCE_TYPES: frozenset[str] = frozenset(
     f"{family}.{size}"
     for family in ("m6i", "m7i", "m7a")
     for size in ("large", "xlarge", "2xlarge", "4xlarge")
+)
+
+# ENI_LIMITS of the general-purpose sizes the system pool and the simulated CPU nodes use, by size: the same
+# for m6i, m7i and m7a (awslabs/amazon-eks-ami v20260724, nodeadm/internal/kubelet/instance-info.jsonl).
+GENERAL_PURPOSE_ENI_LIMITS: Mapping[str, tuple[int, int]] = MappingProxyType(
+    {"large": (3, 10), "xlarge": (4, 15), "2xlarge": (4, 15), "4xlarge": (8, 30), "8xlarge": (8, 30)}
 )
 
 

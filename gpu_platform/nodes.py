@@ -3,7 +3,10 @@
 The live local cluster registers these and KWOK plays their kubelet, so quotas, Kueue flavors, topology-
 aware admission and the scheduler's placement act on nodes that carry exactly what a real pool's nodes
 would: each pool at the nodes it starts with (scales_locally), allocatable in the pool's units (whole GPUs, MIG slices, time-sliced
-replicas), EFA devices on EFA pools, CPU and memory after the kubelet and daemonset reserve.
+replicas), EFA devices on EFA pools, capacity at the instance type's nominal vCPUs and memory, and allocatable
+CPU and memory as EKS computes them (plan/node_reserve.py: the kernel's share, kube-reserved from the ENI max
+pods, the eviction threshold) less the platform's daemonset budget, since no daemonset runs on these nodes: a
+workload pod has the same room here as beside the daemonsets on EKS.
 Untainted CPU nodes stand in for the rest of a cluster (CoreDNS, controllers, CPU-only work): the system
 pool at its max where the stack creates one (cluster.systemPool), else two general-purpose nodes.
 """
@@ -14,7 +17,8 @@ from typing import Any, Mapping
 
 from . import catalog
 from . import conventions as cv
-from .plan import Plan, PoolPlan, reserved_cpu_millis, reserved_memory_mib
+from .plan import Plan, PoolPlan
+from .plan.node_reserve import Allocatable, instance_allocatable, node_allocatable, pod_cpu_millis, pod_memory_mib
 
 # The simulated CPU nodes: where work without GPUs runs (the CPU-only flavor selects no pool, and every
 # GPU node is tainted). Sized like a general-purpose m7i.8xlarge; two, so a test can drain one.
@@ -22,7 +26,15 @@ CPU_NODE_COUNT = 2
 CPU_NODE_VCPUS = 32
 CPU_NODE_MEMORY_GIB = 128
 CPU_NODE_INSTANCE_TYPE = "m7i.8xlarge"
+# kubelet's default maxPods. Real nodes run with another (an EKS managed node group: the ENI max pods capped at
+# 110 below 30 vCPUs, 250 above; Karpenter: the ENI max pods), but the simulated nodes keep one figure for both
+# provisioners, so switching a pool's provisioner changes no simulated node (tests/unit/components/test_karpenter.py).
 MAX_PODS = "110"
+# Karpenter's KWOK provider reserves 100m CPU and 10Mi memory of the resources an instance type offers
+# (kubernetes-sigs/karpenter kwok/cloudprovider/helpers.go, Overhead.KubeReserved; v1.14.1 and main of 2026-08
+# alike) and makes the node's allocatable the rest.
+KWOK_PROVIDER_RESERVED_CPU_MILLIS = 100
+KWOK_PROVIDER_RESERVED_MEMORY_MIB = 10
 
 
 def node_name(pool: PoolPlan, index: int) -> str:
@@ -50,6 +62,23 @@ def _base(name: str, zone: str, instance_type: str) -> dict[str, Any]:
         },
         "spec": {"taints": []},
     }
+
+
+def _resources(vcpus: int, memory_gib: int, alloc: Allocatable) -> tuple[dict[str, str], dict[str, str]]:
+    """Capacity (nominal) and allocatable (EKS's, less the daemonset budget) of a simulated node."""
+    capacity = {"cpu": str(vcpus), "memory": f"{memory_gib}Gi", "pods": MAX_PODS}
+    allocatable = {"cpu": f"{pod_cpu_millis(alloc)}m", "memory": f"{pod_memory_mib(alloc)}Mi", "pods": MAX_PODS}
+    return capacity, allocatable
+
+
+def kwok_instance_type_resources(pool: PoolPlan) -> dict[str, str]:
+    """CPU, memory and pods for the pool's instance type in Karpenter's KWOK provider (localcluster/autoscaler.py),
+    so that after the provider's own reserve the nodes it adds have the allocatable of the nodes registered
+    here."""
+    alloc = instance_allocatable(pool.instance_type)
+    return {"cpu": f"{pod_cpu_millis(alloc) + KWOK_PROVIDER_RESERVED_CPU_MILLIS}m",
+            "memory": f"{pod_memory_mib(alloc) + KWOK_PROVIDER_RESERVED_MEMORY_MIB}Mi",
+            "pods": MAX_PODS}
 
 
 def _status(capacity: dict[str, str], allocatable: dict[str, str]) -> dict[str, Any]:
@@ -94,31 +123,18 @@ def _node(plan: Plan, pool: PoolPlan, index: int) -> dict[str, Any]:
             cv.TOPOLOGY_LEVELS[2]: f"nn-layer3-{index // 4}",
         })
     node["spec"]["taints"] = [t.to_k8s() for t in pool.taints]
-    capacity = {
-        "cpu": str(it.vcpus),
-        "memory": f"{it.memory_gib}Gi",
-        "pods": MAX_PODS,
-        pool.resource_name: str(pool.units_per_node),
-    }
+    capacity, allocatable = _resources(it.vcpus, it.memory_gib, instance_allocatable(pool.instance_type))
+    devices = {pool.resource_name: str(pool.units_per_node)}
     if pool.efa_interfaces:
         # What the EFA device plugin advertises: one device per EFA interface of the node.
-        capacity[cv.EFA_RESOURCE] = str(pool.efa_interfaces)
-    allocatable = dict(capacity)
-    allocatable["cpu"] = f"{it.vcpus * 1000 - reserved_cpu_millis(it.vcpus)}m"
-    allocatable["memory"] = f"{it.memory_gib * 1024 - reserved_memory_mib()}Mi"
-    node["status"] = _status(capacity, allocatable)
+        devices[cv.EFA_RESOURCE] = str(pool.efa_interfaces)
+    node["status"] = _status({**capacity, **devices}, {**allocatable, **devices})
     return node
 
 
 def _cpu_node(plan: Plan, index: int) -> dict[str, Any]:
     node = _base(cpu_node_name(index), node_zone(plan), CPU_NODE_INSTANCE_TYPE)
-    capacity = {"cpu": str(CPU_NODE_VCPUS), "memory": f"{CPU_NODE_MEMORY_GIB}Gi", "pods": MAX_PODS}
-    allocatable = {
-        "cpu": f"{CPU_NODE_VCPUS * 1000 - reserved_cpu_millis(CPU_NODE_VCPUS)}m",
-        "memory": f"{CPU_NODE_MEMORY_GIB * 1024 - reserved_memory_mib()}Mi",
-        "pods": MAX_PODS,
-    }
-    node["status"] = _status(capacity, allocatable)
+    node["status"] = _status(*_general_purpose(CPU_NODE_INSTANCE_TYPE, CPU_NODE_VCPUS, CPU_NODE_MEMORY_GIB))
     return node
 
 
@@ -127,16 +143,20 @@ def _cpu_node(plan: Plan, index: int) -> dict[str, Any]:
 GENERAL_PURPOSE_VCPUS = {"large": 2, "xlarge": 4, "2xlarge": 8, "4xlarge": 16}
 
 
+def _general_purpose(instance_type: str, vcpus: int, memory_gib: int) -> tuple[dict[str, str], dict[str, str]]:
+    """A general-purpose node of a managed node group: the same allocatable arithmetic as a GPU node's."""
+    enis, ipv4 = catalog.GENERAL_PURPOSE_ENI_LIMITS[instance_type.split(".", 1)[1]]
+    alloc = node_allocatable(vcpus, memory_gib * 1024, enis, ipv4)
+    return _resources(vcpus, memory_gib, alloc)
+
+
 def _system_node(plan: Plan, index: int) -> dict[str, Any]:
     sp = plan.cluster.system_pool
     assert sp is not None
     vcpus = GENERAL_PURPOSE_VCPUS.get(sp.instance_type.split(".", 1)[1], 4)
     node = _base(f"system-{index}", node_zone(plan), sp.instance_type)
     node["metadata"]["labels"].update(sp.labels)
-    capacity = {"cpu": str(vcpus), "memory": f"{vcpus * 4}Gi", "pods": MAX_PODS}
-    allocatable = {"cpu": f"{vcpus * 1000 - reserved_cpu_millis(vcpus)}m",
-                   "memory": f"{vcpus * 4 * 1024 - reserved_memory_mib()}Mi", "pods": MAX_PODS}
-    node["status"] = _status(capacity, allocatable)
+    node["status"] = _status(*_general_purpose(sp.instance_type, vcpus, vcpus * 4))
     return node
 
 

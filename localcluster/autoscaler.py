@@ -18,9 +18,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from gpu_platform import catalog
 from gpu_platform import conventions as cv
-from gpu_platform.nodes import MAX_PODS, node_zone, scales_locally
+from gpu_platform.nodes import kwok_instance_type_resources, node_zone, scales_locally
 from gpu_platform.plan import Plan, PoolPlan
 
 # The Karpenter API the kwok provider v1.15.0 serves (karpenter.sh/v1 NodePool, karpenter.kwok.sh/v1alpha1
@@ -53,9 +52,8 @@ def instance_types(plan: Plan) -> list[dict[str, Any]]:
     """The provider's instance-types file (kwok/cloudprovider/helpers.go InstanceTypeOptions)."""
     out = []
     for pool in scaling_pools(plan):
-        it = catalog.INSTANCE_TYPES[pool.instance_type]
-        resources = {"cpu": str(it.vcpus), "memory": f"{it.memory_gib}Gi", "pods": MAX_PODS,
-                     pool.resource_name: str(pool.units_per_node)}
+        # What the provider offers less its own small reserve is what the registered nodes of the pool offer.
+        resources = {**kwok_instance_type_resources(pool), pool.resource_name: str(pool.units_per_node)}
         if pool.efa_interfaces:
             resources[cv.EFA_RESOURCE] = str(pool.efa_interfaces)
         out.append({

@@ -6,8 +6,8 @@ from dataclasses import replace
 from typing import Mapping
 
 from .. import catalog, conventions as cv, workload_controllers as wc
-from ..autoscaling import autoscaler_tags, plan_cluster_autoscaler, plan_provisioning, pool_capacity
-from ..data import namespace_quota_with_claims, plan_data
+from ..autoscaling import for_cluster_autoscaler, plan_cluster_autoscaler, plan_provisioning, pool_capacity
+from ..data import DataPlan, namespace_quota_with_claims, plan_data
 from ..karpenter import plan_controller, plan_pool
 from ..pool_derivations import (
     pool_capacity_gpus, pool_capacity_units, pool_labels, pool_nominal_units, pool_operator_labels, pool_resource_name,
@@ -18,7 +18,7 @@ from ..spec import OidcProvider, Platform, Pool, Team
 from .addons import plan_addons
 from .cluster import ClusterPlan, OidcProviderPlan, SystemPoolPlan
 from .model import Plan
-from .node_reserve import reserved_cpu_millis, reserved_memory_mib
+from .node_reserve import instance_allocatable, pod_cpu_millis, pod_memory_mib
 from .pools import PoolPlan, Taint
 from .teams import CohortPlan, EgressPlan, PreemptionPlan, PriorityPlan, QuotaPlan, TeamPlan
 from .warnings import plan_warnings
@@ -65,8 +65,9 @@ def _plan_pool(pool: Pool, spec: Platform) -> PoolPlan:
         desired_nodes=sized.group_desired,
         capacity_units=pool_capacity_units(pool),
         capacity_gpus=pool_capacity_gpus(pool),
-        cpu_millis_per_unit=(it.vcpus * 1000 - reserved_cpu_millis(it.vcpus)) // units_per_node,
-        memory_mib_per_unit=(it.memory_gib * 1024 - reserved_memory_mib()) // units_per_node,
+        # What a node of the type offers pods as EKS computes it, less the daemonsets (node_reserve.py).
+        cpu_millis_per_unit=pod_cpu_millis(instance_allocatable(pool.instanceType)) // units_per_node,
+        memory_mib_per_unit=pod_memory_mib(instance_allocatable(pool.instanceType)) // units_per_node,
         labels=labels,
         node_labels=node_labels,
         taints=taints,
@@ -171,6 +172,16 @@ def _plan_team(team: Team, spec: Platform, pools: Mapping[str, PoolPlan], gpu_re
     )
 
 
+def _with_platform_claims(team: TeamPlan, data: DataPlan) -> TeamPlan:
+    """The team's quota per namespace: its own allowance plus the platform's claims in that namespace (data and
+    checkpoints in each, a file system's claim only in the namespace holding it), so no namespace's quota is
+    raised by a claim made in another."""
+    quotas = {ns: namespace_quota_with_claims(team.namespace_quota, len(data.claims(team.name, ns)))
+              for ns in team.namespaces}
+    most = max(team.namespaces, key=lambda ns: int(quotas[ns].get("persistentvolumeclaims", "0")))
+    return replace(team, namespace_quota=quotas[most], namespace_quotas=quotas)
+
+
 def _plan_system_pool(c) -> SystemPoolPlan | None:
     sp = c.systemPool
     if sp is None or c.provider != "eks":
@@ -210,16 +221,13 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
     if multikueue_role not in cv.MULTIKUEUE_ROLES:
         raise ValueError(f"multiKueueRole {multikueue_role!r}; valid: {', '.join(cv.MULTIKUEUE_ROLES)}")
     pools = tuple(_plan_pool(p, spec) for p in spec.pools)
-    pools = tuple(replace(p, autoscaler_tags=autoscaler_tags(p, spec.cluster.name))
-                  if p.scaler == cv.SCALER_CLUSTER_AUTOSCALER else p for p in pools)
+    pools = tuple(for_cluster_autoscaler(p) for p in pools)  # its GPU label and Auto Scaling group tags
     by_name = {p.name: p for p in pools}
     gpu_resources = frozenset(p.resource_name for p in pools)  # once, not once per team
     reaches = reaches_of_spec(spec)  # every team's reach on every pool, one cohort tree per pool
     teams = tuple(_plan_team(t, spec, by_name, gpu_resources, reaches) for t in spec.teams)
     data = plan_data(spec, region)
-    # The platform's claims in each team namespace (data, checkpoints, file systems) come on top of the team's own.
-    teams = tuple(replace(t, namespace_quota=namespace_quota_with_claims(t.namespace_quota, len(data.claims(t.name))))
-                  for t in teams)
+    teams = tuple(_with_platform_claims(t, data) for t in teams)
     c = spec.cluster
     karpenter = plan_controller(spec, region)
     manager = multikueue_role == "manager" and spec.multiKueue is not None and bool(spec.multiKueue.workers)
@@ -261,6 +269,7 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
         require_image_digests=spec.images.requireDigests,
         job_ttl_seconds=spec.jobs.ttlSecondsAfterFinished,
         job_max_ttl_seconds=spec.jobs.maxTtlSecondsAfterFinished,
+        job_termination_grace_seconds=spec.jobs.terminationGracePeriodSeconds,
         kueue_requeue_limit=spec.addons.kueue.requeueLimit,
         karpenter=karpenter,
         data=data,

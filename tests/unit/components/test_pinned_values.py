@@ -3,10 +3,12 @@
 The component tests compare a render with the Plan it was made from, so a bug in the plan moves both sides
 and passes. Here every expected value is a literal: the stack YAML's numbers (Pulumi.<stack>.yaml,
 tests/fixtures/stacks) put through the arithmetic written out beside each one, with the instance types' sizes
-from the catalog's table (AWS instance type specifications) and the kubelet reserve docs/node-pools.md states
-(EKS AMI formula: 6% of the first core, 1% of the second, 0.5% of the next two, 0.25% of the rest; 255 MiB +
-11 MiB x 110 pods; 100 MiB eviction; the platform's daemonsets budgeted at 1 vCPU and 2 GiB). A slip in the
-spec, the plan, the components or the job template changes a literal here and fails.
+from the catalog's table (AWS instance type specifications) and the node's allocatable as EKS computes it
+(gpu_platform/plan/node_reserve.py: usable memory = nominal - ceil(7.5% of nominal), Karpenter's VM overhead;
+kube-reserved CPU 6% of the first core, 1% of the second, 0.5% of the next two, 0.25% of the rest;
+kube-reserved memory 255 MiB + 11 MiB x the ENI max pods, ENIs x (IPv4 per ENI - 1) + 2; 100 MiB eviction),
+less the platform's daemonsets budgeted at 1 vCPU and 2 GiB. A slip in the spec, the plan, the components or
+the job template changes a literal here and fails.
 """
 
 from __future__ import annotations
@@ -27,17 +29,25 @@ NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
-# Per-unit CPU (millicores) and memory (MiB) of a pool: the node's allocatable split evenly over its units.
-#   p5.48xlarge (192 vCPU, 2048 GiB, 8 H100), whole GPUs, 8 units:
+# Per-unit CPU (millicores) and memory (MiB) of a pool: the node's allocatable less the daemonset budget
+# (1000m, 2048 Mi), split evenly over its units.
+#   p5.48xlarge (192 vCPU, 2048 GiB, 8 H100; 2 ENIs x 50 IPv4 -> 2 x 49 + 2 = 100 pods), whole GPUs, 8 units:
 #     CPU reserve 60+10+5+5 + 188 x 2.5 = 550m, + 1000m daemonsets = 1550m; (192000 - 1550) // 8 = 23806m
-#     memory reserve 255 + 11 x 110 + 100 + 2048 = 3613 MiB; (2048 x 1024 - 3613) // 8 = 261692 Mi
-#   g6e.12xlarge (48 vCPU, 384 GiB, 4 L40S) time-sliced x2, 8 units:
-#     CPU 80 + 44 x 2.5 + 1000 = 1190m; (48000 - 1190) // 8 = 5851m; memory (393216 - 3613) // 8 = 48700 Mi
-#   p4de.24xlarge (96 vCPU, 1152 GiB, 8 A100 80GB) as MIG 1g.10gb (7 a GPU), 56 units:
-#     CPU 80 + 92 x 2.5 + 1000 = 1310m; (96000 - 1310) // 56 = 1690m; memory (1179648 - 3613) // 56 = 21000 Mi
-#   g6.12xlarge (48 vCPU, 192 GiB, 4 L4) time-sliced x4, 16 units:
-#     CPU (48000 - 1190) // 16 = 2925m; memory (196608 - 3613) // 16 = 12062 Mi
-#   g5.xlarge (4 vCPU, 16 GiB, 1 A10G), 1 unit: CPU 4000 - 80 - 1000 = 2920m; memory 16384 - 3613 = 12771 Mi
+#     memory 2097152 - ceil(2097152 x 0.075 = 157286.4) = 1939865 usable; - (255 + 11 x 100 = 1355)
+#     - 100 = 1938410 allocatable; - 2048 = 1936362; // 8 = 242045 Mi
+#   p5en.48xlarge (as p5, but 4 ENIs x 50 -> 198 pods): memory 1939865 - (255 + 11 x 198 = 2433) - 100
+#     - 2048 = 1935284; // 8 = 241910 Mi; CPU as p5, 23806m
+#   g6e.12xlarge (48 vCPU, 384 GiB, 4 L40S; 10 ENIs x 30 -> 292 pods) time-sliced x2, 8 units:
+#     CPU 80 + 44 x 2.5 + 1000 = 1190m; (48000 - 1190) // 8 = 5851m; memory 393216 - ceil(29491.2) = 363724;
+#     - (255 + 11 x 292 = 3467) - 100 - 2048 = 358109; // 8 = 44763 Mi
+#   p4de.24xlarge (96 vCPU, 1152 GiB, 8 A100 80GB; 15 ENIs x 50 -> 737 pods) as MIG 1g.10gb (7 a GPU), 56 units:
+#     CPU 80 + 92 x 2.5 + 1000 = 1310m; (96000 - 1310) // 56 = 1690m; memory 1179648 - ceil(88473.6) = 1091174;
+#     - (255 + 11 x 737 = 8362) - 100 - 2048 = 1080664; // 56 = 19297 Mi
+#   g6.12xlarge (48 vCPU, 192 GiB, 4 L4; 8 ENIs x 30 -> 234 pods) time-sliced x4, 16 units:
+#     CPU (48000 - 1190) // 16 = 2925m; memory 196608 - ceil(14745.6) = 181862; - (255 + 11 x 234 = 2829)
+#     - 100 - 2048 = 176885; // 16 = 11055 Mi
+#   g5.xlarge (4 vCPU, 16 GiB, 1 A10G; 4 ENIs x 15 -> 58 pods), 1 unit: CPU 4000 - 80 - 1000 = 2920m;
+#     memory 16384 - ceil(1228.8) = 15155; - (255 + 11 x 58 = 893) - 100 - 2048 = 12114 Mi
 # Quantities in the API server's canonical form: whole cores without a suffix, else millicores; memory in
 # the largest binary suffix that keeps it whole, else Mi.
 
@@ -55,58 +65,62 @@ def flavor(r: Rendered, team: str, name: str) -> list[dict[str, str]]:
 
 # (stack, team, flavor) -> the flavor's resources, whole.
 QUOTAS: dict[tuple[str, str, str], list[dict[str, str]]] = {
-    # prod llm-pretrain h100-train {gpus: 96, borrowingLimit: 32}: 96 x 23806m, 96 x 261692 Mi (25122432 Mi is
-    # 24533.625 Gi: stays Mi); 32 x 23806m, 32 x 261692 Mi. Its other pool (h200-train) is whole GPUs too.
+    # prod llm-pretrain h100-train {gpus: 96, borrowingLimit: 32}: 96 x 23806m, 96 x 242045 Mi (23236320 Mi is
+    # 22691.71875 Gi: stays Mi); 32 x 23806m, 32 x 242045 Mi. Its other pool (h200-train) is whole GPUs too.
     ("prod", "llm-pretrain", "h100-train"): [
         {"name": "cpu", "nominalQuota": "2285376m", "borrowingLimit": "761792m"},
-        {"name": "memory", "nominalQuota": "25122432Mi", "borrowingLimit": "8374144Mi"},
+        {"name": "memory", "nominalQuota": "23236320Mi", "borrowingLimit": "7745440Mi"},
         {"name": "nvidia.com/gpu", "nominalQuota": "96", "borrowingLimit": "32"},
     ],
-    # prod h200-train {gpus: 32, lendingLimit: 16} on p5en.48xlarge (192 vCPU, 2048 GiB, 8 H200: as p5).
+    # prod h200-train {gpus: 32, lendingLimit: 16} on p5en.48xlarge (192 vCPU, 2048 GiB, 8 H200: CPU as p5,
+    # memory 241910 Mi a unit for its 198 pods): 32 x 241910 = 7741120 Mi, 16 x 241910 = 3870560 Mi.
     ("prod", "llm-pretrain", "h200-train"): [
         {"name": "cpu", "nominalQuota": "761792m", "lendingLimit": "380896m"},
-        {"name": "memory", "nominalQuota": "8374144Mi", "lendingLimit": "4187072Mi"},
+        {"name": "memory", "nominalQuota": "7741120Mi", "lendingLimit": "3870560Mi"},
         {"name": "nvidia.com/gpu", "nominalQuota": "32", "lendingLimit": "16"},
     ],
-    # prod search-serving l40s-infer {gpus: 64, borrowingLimit: 16}: 64 x 5851m, 64 x 48700 Mi; 16 x ...
+    # prod search-serving l40s-infer {gpus: 64, borrowingLimit: 16}: 64 x 5851m, 64 x 44763 Mi = 2864832 Mi;
+    # 16 x 5851m, 16 x 44763 Mi = 716208 Mi.
     ("prod", "search-serving", "l40s-infer"): [
         {"name": "cpu", "nominalQuota": "374464m", "borrowingLimit": "93616m"},
-        {"name": "memory", "nominalQuota": "3116800Mi", "borrowingLimit": "779200Mi"},
+        {"name": "memory", "nominalQuota": "2864832Mi", "borrowingLimit": "716208Mi"},
         {"name": "nvidia.com/gpu.shared", "nominalQuota": "64", "borrowingLimit": "16"},
     ],
-    # prod vision a100-mig {gpus: 112, lendingLimit: 56}: 112 x 1690m, 112 x 21000 Mi; 56 x ...; vision also
-    # quotes l4-interactive's time-sliced resource, which this flavor does not advertise: 0.
+    # prod vision a100-mig {gpus: 112, lendingLimit: 56}: 112 x 1690m, 112 x 19297 Mi = 2161264 Mi; 56 x 1690m,
+    # 56 x 19297 Mi = 1080632 Mi; vision also quotes l4-interactive's time-sliced resource, which this flavor
+    # does not advertise: 0.
     ("prod", "vision", "a100-mig"): [
         {"name": "cpu", "nominalQuota": "189280m", "lendingLimit": "94640m"},
-        {"name": "memory", "nominalQuota": "2352000Mi", "lendingLimit": "1176000Mi"},
+        {"name": "memory", "nominalQuota": "2161264Mi", "lendingLimit": "1080632Mi"},
         {"name": "nvidia.com/gpu.shared", "nominalQuota": "0"},
         {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": "112", "lendingLimit": "56"},
     ],
-    # prod llm-finetune h100-train {gpus: 32, borrowingLimit: 32, lendingLimit: 16}: all three limits.
+    # prod llm-finetune h100-train {gpus: 32, borrowingLimit: 32, lendingLimit: 16}: all three limits
+    # (32 x 242045 = 7745440 Mi, 16 x 242045 = 3872720 Mi).
     ("prod", "llm-finetune", "h100-train"): [
         {"name": "cpu", "nominalQuota": "761792m", "borrowingLimit": "761792m", "lendingLimit": "380896m"},
-        {"name": "memory", "nominalQuota": "8374144Mi", "borrowingLimit": "8374144Mi", "lendingLimit": "4187072Mi"},
+        {"name": "memory", "nominalQuota": "7745440Mi", "borrowingLimit": "7745440Mi", "lendingLimit": "3872720Mi"},
         {"name": "nvidia.com/gpu", "nominalQuota": "32", "borrowingLimit": "32", "lendingLimit": "16"},
         {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": "0"},
     ],
-    # local serving infer {gpus: 32} on g6.12xlarge x4 replicas: 32 x 2925m = 93600m, 32 x 12062 Mi = 385984 Mi.
+    # local serving infer {gpus: 32} on g6.12xlarge x4 replicas: 32 x 2925m = 93600m, 32 x 11055 Mi = 353760 Mi.
     ("local", "serving", "infer"): [
         {"name": "cpu", "nominalQuota": "93600m"},
-        {"name": "memory", "nominalQuota": "385984Mi"},
+        {"name": "memory", "nominalQuota": "353760Mi"},
         {"name": "nvidia.com/gpu.shared", "nominalQuota": "32"},
     ],
-    # local nlp train {gpus: 8, borrowingLimit: 4, lendingLimit: 4}: 8 x 23806m = 190448m, 8 x 261692 Mi =
-    # 2093536 Mi; 4 x 23806m = 95224m, 4 x 261692 Mi = 1046768 Mi.
+    # local nlp train {gpus: 8, borrowingLimit: 4, lendingLimit: 4}: 8 x 23806m = 190448m, 8 x 242045 Mi =
+    # 1936360 Mi; 4 x 23806m = 95224m, 4 x 242045 Mi = 968180 Mi.
     ("local", "nlp", "train"): [
         {"name": "cpu", "nominalQuota": "190448m", "borrowingLimit": "95224m", "lendingLimit": "95224m"},
-        {"name": "memory", "nominalQuota": "2093536Mi", "borrowingLimit": "1046768Mi", "lendingLimit": "1046768Mi"},
+        {"name": "memory", "nominalQuota": "1936360Mi", "borrowingLimit": "968180Mi", "lendingLimit": "968180Mi"},
         {"name": "nvidia.com/gpu", "nominalQuota": "8", "borrowingLimit": "4", "lendingLimit": "4"},
         {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": "0"},
     ],
-    # staging llm-pretrain a10g-dev {gpus: 4} on g5.xlarge: 4 x 2920m = 11680m, 4 x 12771 Mi = 51084 Mi.
+    # staging llm-pretrain a10g-dev {gpus: 4} on g5.xlarge: 4 x 2920m = 11680m, 4 x 12114 Mi = 48456 Mi.
     ("staging", "llm-pretrain", "a10g-dev"): [
         {"name": "cpu", "nominalQuota": "11680m"},
-        {"name": "memory", "nominalQuota": "51084Mi"},
+        {"name": "memory", "nominalQuota": "48456Mi"},
         {"name": "nvidia.com/gpu", "nominalQuota": "4"},
     ],
 }
@@ -323,17 +337,17 @@ def test_a_multi_node_job_fails_on_its_first_counted_failure_and_one_node_retrie
 
 
 def test_a_whole_node_job_asks_for_the_hand_worked_node_share() -> None:
-    # local train: p5.48xlarge, 8 units: 8 x 23806m = 190448m and 8 x 261692 Mi = 2093536 Mi; a time-sliced
-    # infer pod holds 1 of 16 units of a g6.12xlarge: 2925m and 12062 Mi.
+    # local train: p5.48xlarge, 8 units: 8 x 23806m = 190448m and 8 x 242045 Mi = 1936360 Mi; a time-sliced
+    # infer pod holds 1 of 16 units of a g6.12xlarge: 2925m and 11055 Mi.
     plan = plan_of("local")
     (obj,) = job(plan, JobRequest(team="vision", pool="train", gpus=8, name="j"))
     (c,) = obj["spec"]["template"]["spec"]["containers"]
     assert c["resources"]["limits"]["nvidia.com/gpu"] == "8"
-    assert (c["resources"]["limits"]["cpu"], c["resources"]["limits"]["memory"]) == ("190448m", "2093536Mi")
+    assert (c["resources"]["limits"]["cpu"], c["resources"]["limits"]["memory"]) == ("190448m", "1936360Mi")
     (obj,) = job(plan, JobRequest(team="serving", pool="infer", gpus=1, name="j"))
     (c,) = obj["spec"]["template"]["spec"]["containers"]
     assert c["resources"]["limits"]["nvidia.com/gpu.shared"] == "1"
-    assert (c["resources"]["limits"]["cpu"], c["resources"]["limits"]["memory"]) == ("2925m", "12062Mi")
+    assert (c["resources"]["limits"]["cpu"], c["resources"]["limits"]["memory"]) == ("2925m", "11055Mi")
     assert obj["spec"]["ttlSecondsAfterFinished"] == 3600
     assert obj["metadata"]["namespace"] == "serving"
 

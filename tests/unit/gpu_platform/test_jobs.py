@@ -43,7 +43,7 @@ def test_a_full_node_job_fits_its_node_and_names_its_queue(stack: str) -> None:
         # Exactly the node's allocatable at most: a pod of the whole node must fit on one.
         it = catalog.INSTANCE_TYPES[pool.instance_type]
         assert quantity_millis(limits["cpu"]) <= it.vcpus * 1000 - reserved_cpu_millis(it.vcpus)
-        assert int(limits["memory"].removesuffix("Mi")) <= it.memory_gib * 1024 - reserved_memory_mib()
+        assert int(limits["memory"].removesuffix("Mi")) <= it.memory_gib * 1024 - reserved_memory_mib(pool.instance_type)
         assert c["resources"]["requests"] == {"cpu": limits["cpu"], "memory": limits["memory"]}
         assert not any(cv.is_gpu_resource(k) for k in c["resources"]["requests"]), "GPUs in limits only"
         # Pinned to its pool by the pool label (else Kueue may charge it to another pool of the same

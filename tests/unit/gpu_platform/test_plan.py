@@ -33,9 +33,14 @@ def test_cpu_and_memory_per_unit_leave_the_system_reserve() -> None:
     per_node_mem = pool.memory_mib_per_unit * pool.units_per_node
     assert per_node_cpu <= it.vcpus * 1000 - reserved_cpu_millis(it.vcpus)
     assert it.vcpus * 1000 - reserved_cpu_millis(it.vcpus) - per_node_cpu < pool.units_per_node  # only rounding lost
-    assert per_node_mem <= it.memory_gib * 1024 - reserved_memory_mib()
+    assert per_node_mem <= it.memory_gib * 1024 - reserved_memory_mib("p4de.24xlarge")
+    assert it.memory_gib * 1024 - reserved_memory_mib("p4de.24xlarge") - per_node_mem < pool.units_per_node
     # 96 vCPUs: 60+10+5+5 + 92 x 2.5 millicores kubelet reserve, plus 1 vCPU for daemonsets.
     assert reserved_cpu_millis(96) == 80 + 230 + 1000
+    # 1152 GiB = 1179648 MiB: ceil(7.5%) = 88474 the kernel's share, 255 + 11 x 737 (15 ENIs x 49 + 2 pods)
+    # = 8362 kube-reserved, 100 eviction, 2048 daemonsets.
+    assert reserved_memory_mib("p4de.24xlarge") == 88474 + 8362 + 100 + 2048
+    assert (pool.cpu_millis_per_unit, pool.memory_mib_per_unit) == (1690, 19297)  # 94690 // 56, 1080664 // 56
 
 
 def test_quota_plan_carries_cpu_and_memory_for_its_units() -> None:

@@ -148,7 +148,9 @@ def test_simulated_nodes_are_each_pool_at_its_starting_size_plus_cpu_nodes(stack
 def test_the_autoscaler_offers_each_scaling_pool_its_own_instance_type_and_node_pool() -> None:
     plan = plan_of("local")
     types = {t["name"]: t for t in autoscaler.instance_types(plan)}
-    assert types["g6.12xlarge"]["resources"] == {"cpu": "48", "memory": "192Gi", "pods": "110",
+    # g6.12xlarge (48 vCPU, 192 GiB, 8 ENIs x 30 IPv4): allocatable 47,810m / 178,933 Mi as EKS computes it
+    # (docs/node-pools.md), less the daemonsets' 1,000m / 2,048 Mi, plus the KWOK provider's own 100m / 10 Mi.
+    assert types["g6.12xlarge"]["resources"] == {"cpu": "46910m", "memory": "176895Mi", "pods": "110",
                                                  "nvidia.com/gpu.shared": "16"}
     assert types["p4de.24xlarge"]["resources"]["nvidia.com/mig-1g.10gb"] == "56"
     assert types["g6.12xlarge"]["offerings"] == [{"Price": 4.602, "Available": True, "Requirements": [
