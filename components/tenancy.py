@@ -289,7 +289,7 @@ class Tenancy(pulumi.ComponentResource):
         k8s.core.v1.ResourceQuota(
             f"tenant-{ns}-quota",
             metadata=meta(cv.TENANT_QUOTA_NAME),
-            spec={"hard": dict(team.namespace_quota)},
+            spec={"hard": dict(team.quota_of(ns))},
             opts=inside,
         )
         k8s.core.v1.LimitRange(

@@ -123,11 +123,19 @@ class DataPlan:
     def team(self, name: str) -> TeamData | None:
         return next((t for t in self.teams if t.team == name), None)
 
-    def claims(self, team: str) -> tuple[str, ...]:
-        """Every claim the platform makes in each of the team's namespaces (PVC count and storage it adds)."""
-        if self.team(team) is None:
+    def claims(self, team: str, namespace: str) -> tuple[str, ...]:
+        """The claims the platform makes in one namespace of the team, which its ResourceQuota must add on top
+        of the team's own allowance (namespace_quota_with_claims): the data and checkpoints claims are in every
+        namespace of the team, a file system's claim only in the namespace that holds it (the storage
+        component makes it in FileSystemPlan.namespace alone), so only that namespace's quota counts it."""
+        data = self.team(team)
+        if data is None:
             return ()
-        return (cv.DATA_CLAIM, cv.CHECKPOINTS_CLAIM, *(f.claim for f in self.file_systems if f.team == team))
+        if namespace not in data.namespaces:
+            raise ValueError(f"namespace {namespace!r} is not one of team {team!r}'s; its namespaces: "
+                             f"{', '.join(data.namespaces)}")
+        return (cv.DATA_CLAIM, cv.CHECKPOINTS_CLAIM,
+                *(f.claim for f in self.file_systems if f.team == team and f.namespace == namespace))
 
 
 def s3_arn(partition_: str, bucket: str) -> str:

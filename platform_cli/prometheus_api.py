@@ -23,7 +23,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 SIGV4_SERVICE = "aps"
 _AMP_HOST = re.compile(r"^aps-workspaces\.([a-z0-9-]+)\.amazonaws\.com$")
@@ -67,7 +67,7 @@ class Prometheus:
         return headers
 
     def _get(self, path: str, params: dict[str, str], what: str) -> Any:
-        full = f"{self.url.rstrip('/')}{path}?{urllib.parse.urlencode(params)}"
+        full = f"{self.url.rstrip('/')}{path}?{query_string(params)}"
         req = urllib.request.Request(full, headers=self._headers(full), method="GET")
         self.queries += 1
         done = threading.Event()
@@ -104,6 +104,22 @@ class Prometheus:
         """Range matrix: [{"metric": {...}, "values": [[t, "v"], ...]}]."""
         return self._get("/api/v1/query_range", {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}",
                                                  "step": f"{step:g}"}, what)["result"]
+
+
+def query_string(params: Mapping[str, str]) -> str:
+    """The URL query of `params`, percent-encoded as SigV4's canonical query wants it, so that the URL sent is the
+    URL signed.
+
+    botocore signs a URL's query as it stands (botocore/auth.py, SigV4Auth._canonical_query_string_url: split on
+    `&` and `=`, sorted, not re-encoded), while the server decodes the query it received and URI-encodes each name
+    and value again: unreserved characters A-Z a-z 0-9 - _ . ~ as they are, every other byte %XY in upper case, a
+    space %20 and never `+` (docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html,
+    UriEncode). urlencode's default quote_plus writes a space as `+`, so every PromQL expression with a space was
+    signed over `+` and recomputed over `%20`: refused (the same bug: VictoriaMetrics/VictoriaMetrics#3171,
+    curl/curl#13058). quote with safe="" leaves exactly those unreserved characters and writes upper-case hex
+    (cpython Lib/urllib/parse.py, _ALWAYS_SAFE and quote_from_bytes). A plain Prometheus reads %20 as a space
+    too (golang/go src/net/url/url.go, ParseQuery unescapes in query-component mode)."""
+    return urllib.parse.urlencode(params, quote_via=urllib.parse.quote, safe="")
 
 
 def _ticker(done: threading.Event, what: str, progress: Callable[[str], None], every: float = 2.0) -> None:

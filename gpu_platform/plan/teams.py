@@ -3,7 +3,7 @@ the cohorts and priorities the teams share."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 from .. import conventions as cv
@@ -72,6 +72,10 @@ class TeamPlan:
     egress: tuple[EgressPlan, ...]
     cluster_queue: str
     namespace_labels: Mapping[str, str]
+    # The team's quota with the platform's claims of the namespace that has the most of them (the data path's
+    # claims: docs/data-path.md): every field but persistentvolumeclaims and requests.storage is the same in each
+    # namespace. A namespace's own ResourceQuota is quota_of(namespace), since a file system's claim counts only
+    # in the namespace holding it.
     namespace_quota: Mapping[str, str]
     usd_per_hour_nominal: float
     # Platform priority names (config names) the team may use; admission enforces them.
@@ -90,6 +94,18 @@ class TeamPlan:
     allowed_registries: tuple[str, ...] = ()
     # eks: (IAM role ARN, the team groups its sessions are in), one EKS access entry each.
     access_entries: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # namespace -> its ResourceQuota `hard`: the team's own allowance plus the platform's claims in that namespace
+    # (data.namespace_quota_with_claims); read it through quota_of. Empty: every namespace has namespace_quota.
+    namespace_quotas: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def quota_of(self, namespace: str) -> Mapping[str, str]:
+        """The ResourceQuota `hard` of one of the team's namespaces. The namespaces differ only in the platform's
+        claims: a file system's claim is made in one namespace, and another namespace's quota that counted it
+        would give that namespace a claim and its storage beyond the team's allowance."""
+        if namespace not in self.namespaces:
+            raise ValueError(f"namespace {namespace!r} is not one of team {self.name!r}'s; its namespaces: "
+                             f"{', '.join(self.namespaces)}")
+        return self.namespace_quotas.get(namespace, self.namespace_quota)
 
     @property
     def allowed_priority_classes(self) -> tuple[str, ...]:

@@ -132,7 +132,7 @@ def test_data_science_gets_everything_in_both_its_namespaces() -> None:
     assert team.namespaces == ("data-science", "ds-notebooks")  # prod config
     for ns in team.namespaces:
         assert one("LocalQueue", ns, cv.LOCAL_QUEUE_NAME)["spec"]["clusterQueue"] == team.cluster_queue
-        assert one("ResourceQuota", ns, cv.TENANT_QUOTA_NAME)["spec"]["hard"] == dict(team.namespace_quota)
+        assert one("ResourceQuota", ns, cv.TENANT_QUOTA_NAME)["spec"]["hard"] == dict(team.quota_of(ns))
         assert {o["metadata"]["name"] for o in objs("NetworkPolicy", ns)} >= {
             cv.NETWORK_POLICY_DEFAULT_DENY, cv.NETWORK_POLICY_ALLOW_DNS,
         }
@@ -143,7 +143,7 @@ def test_data_science_gets_everything_in_both_its_namespaces() -> None:
 def test_resource_quota_is_the_plans_namespace_quota() -> None:
     for team, ns in team_namespaces():
         hard = one("ResourceQuota", ns, cv.TENANT_QUOTA_NAME)["spec"]["hard"]
-        assert hard == dict(team.namespace_quota)
+        assert hard == dict(team.quota_of(ns))
         # Each GPU resource the team has quota for is capped in the namespace.
         for q in team.quotas:
             assert f"requests.{q.resource_name}" in hard
