@@ -25,6 +25,10 @@ from .plan_report import format_plan
 from .plugins import AWS_PACKAGE, KUBERNETES_PACKAGE, plugin_of
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID = 0, 1, 2
+# Every flag's help is its meaning in docs/cli.md, whose flag tables are generated from this parser
+# (`python -m platform_cli config-reference`, platform_cli/config_reference.py).
+STACK_HELP = "stack name (Pulumi.<stack>.yaml in the working directory or the repository) or a stack file's path"
+FORMAT_HELP = "table: for a terminal; markdown: for a PR comment or a page; json: every figure, for scripts"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -219,7 +223,7 @@ def parser() -> argparse.ArgumentParser:
 
     def source(sp: argparse.ArgumentParser, allow_file: bool = True) -> None:
         g = sp.add_mutually_exclusive_group(required=True)
-        g.add_argument("--stack", help="stack name: reads Pulumi.<stack>.yaml")
+        g.add_argument("--stack", help=STACK_HELP)
         if allow_file:
             g.add_argument("file", nargs="?", help="a Pulumi.<stack>.yaml or a file with the platform value")
 
@@ -228,27 +232,27 @@ def parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_validate)
     pl = sub.add_parser("plan", help="print the derived plan: pools, quotas, allocation, cost, warnings")
     source(pl)
-    pl.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    pl.add_argument("--format", choices=["table", "markdown", "json"], default="table", help=FORMAT_HELP)
     pl.set_defaults(func=cmd_plan)
     r = sub.add_parser("render", help="run the program under mocks; write resources.json and manifests/")
-    r.add_argument("--stack", required=True)
+    r.add_argument("--stack", required=True, help=STACK_HELP)
     r.add_argument("--out", required=True, help="output directory")
     r.set_defaults(func=cmd_render)
     c = sub.add_parser("check", help="run the policy pack over a stack's resources without the engine")
     g = c.add_mutually_exclusive_group(required=True)
-    g.add_argument("--stack")
+    g.add_argument("--stack", help=STACK_HELP + ": rendered here, its plan's warnings printed first")
     g.add_argument("--resources", help="a resources.json written by render")
     c.set_defaults(func=cmd_check)
     n = sub.add_parser("nodes", help="fake Node objects for a stack's pools at capacity.max (a cluster without the local autoscaler)")
-    n.add_argument("--stack", required=True)
+    n.add_argument("--stack", required=True, help=STACK_HELP)
     n.set_defaults(func=cmd_nodes)
     j = sub.add_parser("job", help="print a team's Job (or JobSet, TrainJob, RayJob, LeaderWorkerSet) for a pool, "
                                    "ready for kubectl create -f -")
-    j.add_argument("--stack", required=True)
+    j.add_argument("--stack", required=True, help=STACK_HELP)
     j.add_argument("--kind", default="job", help="job | jobset | trainjob | rayjob | lws (docs/submitting-work.md)")
     j.add_argument("--replicas", type=int, default=1, help="lws: serving groups, each of --nodes pods")
-    j.add_argument("--team", required=True)
-    j.add_argument("--pool", required=True)
+    j.add_argument("--team", required=True, help="a team of the stack (teams[].name)")
+    j.add_argument("--pool", required=True, help="a pool the team has a quota entry for (teams[].quotas)")
     j.add_argument("--gpus", type=int, required=True, help="units per pod, in the pool's units")
     j.add_argument("--nodes", type=int, default=1, help="pods (one per node) of an indexed, all-or-nothing job")
     j.add_argument("--priority", help="a platform priority the team is granted")
@@ -259,10 +263,10 @@ def parser() -> argparse.ArgumentParser:
                         "(default: all the time); what the live cluster's GPU telemetry reports")
     j.add_argument("--name", help="Job name (default: <pool>-<random>)")
     j.add_argument("--namespace", help="one of the team's namespaces (default: its first)")
-    j.add_argument("--output", choices=["yaml", "json"], default="yaml")
+    j.add_argument("--output", choices=["yaml", "json"], default="yaml", help="the printed objects' format")
     j.set_defaults(func=cmd_job)
     k = sub.add_parser("kueue-config", help="print the Kueue controller Configuration (or --values) of a stack")
-    k.add_argument("--stack", required=True)
+    k.add_argument("--stack", required=True, help=STACK_HELP)
     k.add_argument("--values", action="store_true", help="the Helm values of the Kueue chart instead")
     k.set_defaults(func=cmd_kueue_config)
     sim = sub.add_parser("simulate", help="replay a workload trace through the live local platform and report")
@@ -277,7 +281,7 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--since", default="24h", help="the window before --at (90m, 24h, 7d; default 24h)")
     rp.add_argument("--at", help="the window's end, RFC 3339 or unix seconds (default now)")
     rp.add_argument("--step", help="sample spacing (default 60s, the recording rules'; grows for long windows)")
-    rp.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    rp.add_argument("--format", choices=["table", "markdown", "json"], default="table", help=FORMAT_HELP)
     rp.add_argument("--out", metavar="DIR", help="also write report.json, report.md and the PNG plots there")
     rp.add_argument("--kubeconfig", help="for the pending workloads (default $KUBECONFIG, else the local cluster's)")
     rp.add_argument("--no-pending", action="store_true", help="do not read the pending workloads from the API server")
@@ -289,18 +293,19 @@ def parser() -> argparse.ArgumentParser:
     iv = sub.add_parser("inventory", help="after a recovery (docs/runbook.md): the platform objects of the cluster of "
                                           "KUBECONFIG that stack S's state does not list, and what the state or the "
                                           "program declares that the cluster lacks; exit 1 when any")
-    iv.add_argument("--stack", required=True)
+    iv.add_argument("--stack", required=True, help="the Pulumi stack whose state is read (pulumi stack export)")
     iv.add_argument("--config-file", help="the stack file (default Pulumi.<stack>.yaml)")
     iv.add_argument("--ignore", action="append", default=[], metavar="KIND/[NS/]NAME",
                     help="labelled objects that are not the stack's, e.g. Namespace/kueue-system on the local "
                          "cluster (scripts/local-cluster makes it in place of the Kueue release)")
     iv.set_defaults(func=cmd_inventory)
     cr = sub.add_parser("config-reference",
-                        help="write docs/config-reference.md and the JSON Schemas from the spec models")
+                        help="write docs/config-reference.md and the JSON Schemas from the spec models, and "
+                             "docs/cli.md's flag tables from this parser")
     cr.add_argument("--check", action="store_true", help="exit 1 when a committed file differs, write nothing")
     cr.set_defaults(func=cmd_config_reference)
     pg = sub.add_parser("plugins", help="the provider plugins (kind name version) a stack's program needs")
-    pg.add_argument("--stack", required=True)
+    pg.add_argument("--stack", required=True, help=STACK_HELP)
     pg.set_defaults(func=cmd_plugins)
     return p
 

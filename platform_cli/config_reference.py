@@ -1,14 +1,22 @@
-"""The config reference and the JSON Schema of `gpu-platform:platform`, generated from the spec models.
+"""The generated references: the config's, from the spec models, and the CLI's flags, from its parsers.
 
 The models are the one source: every field's description, default and example live in its pydantic
 `Field`, so docs/config-reference.md (a table per model) and docs/platform.schema.json (for editors) are
 written from `Platform.model_json_schema()` by `python -m platform_cli config-reference`, and
 tests/unit/platform_cli/test_config_reference.py fails when a committed file and the models disagree.
+
+The same command writes each command's synopsis and flag table in docs/cli.md from the argparse parsers
+(platform_cli/cli.py `parser`, simulator/options.py): a flag's name, value, default and meaning are spelled
+once, in its `add_argument`. The page's own prose (what a command prints, its exit codes) stays hand-written
+between the generated blocks; tests/unit/docs/test_cli_doc.py holds the rest of the docs to the parsers.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +30,7 @@ from gpu_platform.stack_files import REPOSITORY_ROOT
 REFERENCE = REPOSITORY_ROOT / "docs" / "config-reference.md"
 SCHEMA = REPOSITORY_ROOT / "docs" / "platform.schema.json"
 STACK_SCHEMA = REPOSITORY_ROOT / "docs" / "stack.schema.json"
+CLI_REFERENCE = REPOSITORY_ROOT / "docs" / "cli.md"
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
@@ -214,10 +223,151 @@ def markdown(schema: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+# ---------------------------------------------------------------------------------------------------
+# docs/cli.md: a generated block per command, between these markers; the prose around them is the page's.
+
+CLI_BLOCK = re.compile(r"<!-- BEGIN GENERATED: ([a-z][a-z-]*) [^>]*-->\n.*?<!-- END GENERATED: \1 -->", re.DOTALL)
+SYNOPSIS_WIDTH = 110
+
+
+def cli_commands() -> dict[str, tuple[str, argparse.ArgumentParser]]:
+    """Each command of `python -m platform_cli`: its one-line help and its parser, in the parser's order."""
+    from .cli import parser
+
+    (sub,) = [a for a in parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    helps = {a.dest: a.help or "" for a in sub._choices_actions}
+    return {name: (helps.get(name, ""), p) for name, p in sub.choices.items()}
+
+
+def _flags(p: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in p._actions if not isinstance(a, argparse._HelpAction)]
+
+
+def _metavar(a: argparse.Action) -> str:
+    if isinstance(a.metavar, str):
+        return a.metavar
+    if a.choices is not None:
+        return "{" + ",".join(str(c) for c in a.choices) + "}"
+    return a.dest.upper()
+
+
+def _usage(a: argparse.Action) -> str:
+    """How a flag is written on the command line: `--since SINCE`, `--keep`, `FILE`, `--sigv4 [REGION]`."""
+    if not a.option_strings:
+        return _metavar(a)
+    if a.nargs == 0:
+        return a.option_strings[0]
+    return f"{a.option_strings[0]} {'[' + _metavar(a) + ']' if a.nargs == '?' else _metavar(a)}"
+
+
+def _groups(p: argparse.ArgumentParser) -> dict[int, argparse._MutuallyExclusiveGroup]:
+    return {id(a): g for g in p._mutually_exclusive_groups for a in g._group_actions}
+
+
+def synopsis(command: str, p: argparse.ArgumentParser) -> str:
+    """The command line with every flag, required ones bare, optional ones in [], either-or groups in ( | )."""
+    groups, done, parts = _groups(p), set(), []
+    for a in _flags(p):
+        group = groups.get(id(a))
+        if group is not None:
+            if id(group) in done:
+                continue
+            done.add(id(group))
+            inner = " | ".join(_usage(m) for m in group._group_actions)
+            parts.append(f"({inner})" if group.required else f"[{inner}]")
+        else:
+            parts.append(_usage(a) if a.required else f"[{_usage(a)}]")
+    # Wrap between flags only: a flag and its value stay on one line.
+    nbsp = "\u00a0"
+    line = " ".join([f"python -m platform_cli {command}", *[part.replace(" ", nbsp) for part in parts]])
+    wrapped = textwrap.wrap(line, SYNOPSIS_WIDTH, subsequent_indent="    ", break_long_words=False,
+                            break_on_hyphens=False)
+    return "\n".join(wrapped).replace(nbsp, " ")
+
+
+def _code_placeholders(text: str) -> str:
+    """`<stack>`-style placeholders and flags in code: a Markdown renderer takes the first for HTML tags and
+    drops them, and a flag in code is one the docs test holds to the parser."""
+    text = re.sub(r"(?<![`\w])([\w.$/-]*<[\w-]+>[\w.<>/-]*)", r"`\1`", text)
+    return re.sub(r"(?<![`\w-])(--[a-z][a-z0-9-]*)", r"`\1`", text)
+
+
+def _value(a: argparse.Action) -> str:
+    if a.nargs == 0:
+        return "switch"
+    if a.choices is not None:
+        return " \\| ".join(f"`{c}`" for c in a.choices)
+    kind = {int: "integer", float: "number"}.get(a.type)  # type: ignore[call-overload]
+    value = f"`{_metavar(a)}`" + (f" ({kind})" if kind else "")
+    if a.nargs == "?" and a.option_strings:
+        value += f", optional (alone: `{a.const}`)"
+    if isinstance(a, argparse._AppendAction):
+        value += ", repeatable"
+    return value
+
+
+def _cli_default(a: argparse.Action, group: argparse._MutuallyExclusiveGroup | None) -> str:
+    if a.required:
+        return "required"
+    if group is not None and group.required:
+        return "required: one of " + ", ".join(f"`{_usage(m).split()[0]}`" for m in group._group_actions)
+    if a.nargs == 0:
+        return "off"
+    if a.default is None or a.default == []:
+        return "-"
+    return f"`{a.default:g}`" if isinstance(a.default, float) else f"`{a.default}`"
+
+
+def flag_table(actions: list[argparse.Action], groups: dict[int, argparse._MutuallyExclusiveGroup]) -> list[str]:
+    rows = ["| flag | value | default | meaning |", "| --- | --- | --- | --- |"]
+    for a in actions:
+        name = a.option_strings[0] if a.option_strings else _metavar(a)
+        rows.append(f"| `{name}` | {_value(a)} | {_cli_default(a, groups.get(id(a)))} | "
+                    f"{_cell(_code_placeholders(a.help or '-'))} |")
+    return rows
+
+
+def cli_block(command: str, help_text: str, p: argparse.ArgumentParser) -> str:
+    """A command's generated block: what it does, its synopsis, a table of its flags (one per argument group)."""
+    lines = [f"<!-- BEGIN GENERATED: {command} (from the parser: python -m platform_cli config-reference) -->",
+             _code_placeholders(help_text[:1].upper() + help_text[1:].rstrip(".")) + ".", "", "```text",
+             synopsis(command, p), "```", ""]
+    groups = _groups(p)
+    # The parser's own groups (options, positionals) make one table; each named group one more, under its title.
+    named = [g for g in p._action_groups if g.title not in ("options", "optional arguments", "positional arguments")]
+    in_named = {id(a) for g in named for a in g._group_actions}
+    lines += flag_table([a for a in _flags(p) if id(a) not in in_named], groups)
+    for g in named:
+        lines += ["", f"*{_code_placeholders(g.title or '')}*", ""]
+        lines += flag_table([a for a in g._group_actions if not isinstance(a, argparse._HelpAction)], groups)
+    lines.append(f"<!-- END GENERATED: {command} -->")
+    return "\n".join(lines)
+
+
+def cli_markdown(page: str) -> str:
+    """docs/cli.md with every command's block regenerated; a command the page lacks gets a section at the end
+    (its prose to be written), and a block of a command the parser no longer has is left for the test to name."""
+    commands = cli_commands()
+    seen: set[str] = set()
+
+    def regenerate(m: re.Match[str]) -> str:
+        if m.group(1) not in commands:
+            return m.group(0)
+        seen.add(m.group(1))
+        return cli_block(m.group(1), *commands[m.group(1)])
+
+    out = CLI_BLOCK.sub(regenerate, page)
+    for command, (help_text, p) in commands.items():
+        if command not in seen:
+            out = out.rstrip("\n") + f"\n\n## `{command}`\n\n{cli_block(command, help_text, p)}\n"
+    return out
+
+
 def generated() -> dict[Path, str]:
     """Every generated file and its content."""
     schema = platform_schema()
-    return {REFERENCE: markdown(schema), SCHEMA: _json(schema), STACK_SCHEMA: _json(stack_schema())}
+    return {REFERENCE: markdown(schema), SCHEMA: _json(schema), STACK_SCHEMA: _json(stack_schema()),
+            CLI_REFERENCE: cli_markdown(CLI_REFERENCE.read_text() if CLI_REFERENCE.exists() else "")}
 
 
 def write() -> list[Path]:
