@@ -143,7 +143,7 @@ def stack_config(node_scale: float = 1.0) -> dict[str, Any]:
             p["teams"].append({
                 "name": name, "costCenter": f"cc-kb{c}{q}", "cohort": f"kb-cohort-{c}",
                 "groups": {"member": [f"{name}-engineers"]},
-                "quotas": {BASELINE_POOL: {"gpus": NOMINAL, "borrowingLimit": BORROWING_LIMIT}},
+                "quotas": {BASELINE_POOL: {"units": NOMINAL, "borrowingLimit": BORROWING_LIMIT}},
             })
     return config
 

@@ -54,7 +54,7 @@ def platform(teams: int, pools: int | None = None, provider: str = "existing",
         quotas = {}
         for j, k in enumerate(pairs[i]):
             units = share[k]
-            q: dict[str, Any] = {"gpus": units}
+            q: dict[str, Any] = {"units": units}
             if (i + j) % 3 == 0:
                 q["borrowingLimit"] = units
             elif (i + j) % 3 == 1:

@@ -58,10 +58,17 @@ def security_warnings(teams: tuple[TeamPlan, ...], spec: Platform) -> list[str]:
     return out
 
 
+def deprecation_warnings(spec: Platform) -> list[str]:
+    """Keys the stack still spells their former way: they keep working, and the plan says what to write instead."""
+    return [f"teams[{i}].quotas.{pool}.gpus: `gpus` is the former name of `units` (it counts the pool's units: MIG "
+            f"slices and time-sliced replicas, not GPUs); write units: {quota.units}"
+            for i, team in enumerate(spec.teams) for pool, quota in team.quotas.items() if quota.units_key == "gpus"]
+
+
 def plan_warnings(pools: tuple[PoolPlan, ...], teams: tuple[TeamPlan, ...], spec: Platform,
               provisioning: ProvisioningPlan, used: Mapping[str, int]) -> tuple[str, ...]:
     """`used`: the nominal quotas on each pool (Plan.nominal_units)."""
-    out = []
+    out = deprecation_warnings(spec)
     np_warning = network_policy_warning(spec)
     if np_warning:
         out.append(np_warning)

@@ -51,7 +51,7 @@ def _quota_schema(schema: dict[str, Any]) -> None:
     """Editors accept what the model accepts: `units` or its former name `gpus`, exactly one of them."""
     props = schema["properties"]
     props["gpus"] = {**props["units"], "title": "Gpus", "deprecated": True,
-                     "description": "the former name of units, still accepted; give one of them, not both"}
+                     "description": "the former name of units, still accepted (plan warns); give one of them, not both"}
     schema["required"] = [r for r in schema.get("required", []) if r not in QUOTA_UNITS_KEYS]
     if not schema["required"]:
         del schema["required"]

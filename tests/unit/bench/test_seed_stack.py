@@ -35,7 +35,7 @@ def test_the_seed_stacks_nominal_quotas_fit_their_pools() -> None:
     held = Counter()
     for team in raw["teams"]:
         for pool, quota in team["quotas"].items():
-            held[pool] += quota["gpus"]
+            held[pool] += quota["units"]
     assert all(held[p] <= units[p] for p in units), (held, units)
     assert held["pool-000"] == 2400  # 40 teams x 60 H100s: the pool's quotas hold all of it
 

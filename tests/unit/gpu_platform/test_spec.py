@@ -111,12 +111,12 @@ BAD: list[tuple[str, Callable[[dict], None], str, str]] = [
     ("pool name not dns", _set(["pools", 2, "name"], "L40S_Infer"), "pools[2].name", "DNS-1123"),
     ("pool name too long", _set(["pools", 2, "name"], "p" * 64), "pools[2].name", "at most 63"),
     ("duplicate pool", _set(["pools", 2, "name"], "h100-train"), "pools[2].name", "duplicate pool name"),
-    ("quota on unknown pool", _set(["teams", 0, "quotas", "h800-train"], {"gpus": 1}), "teams[0].quotas.h800-train", "unknown pool"),
-    ("nominal over capacity", _set(["teams", 0, "quotas", "h100-train", "gpus"], 100), "teams[0].quotas.h100-train.gpus", "add up to 132"),
-    ("negative quota", _set(["teams", 0, "quotas", "h100-train", "gpus"], -1), "teams[0].quotas.h100-train.gpus", "greater than or equal to 0"),
-    ("quota as string", _set(["teams", 0, "quotas", "h100-train", "gpus"], "lots"), "teams[0].quotas.h100-train.gpus", "integer"),
-    # `units` is the quota's name, `gpus` its former one: either, never both (the stacks still write gpus).
-    ("quota given as units and gpus", _set(["teams", 0, "quotas", "h100-train", "units"], 96), "teams[0].quotas.h100-train",
+    ("quota on unknown pool", _set(["teams", 0, "quotas", "h800-train"], {"units": 1}), "teams[0].quotas.h800-train", "unknown pool"),
+    ("nominal over capacity", _set(["teams", 0, "quotas", "h100-train", "units"], 100), "teams[0].quotas.h100-train.units", "add up to 132"),
+    ("negative quota", _set(["teams", 0, "quotas", "h100-train", "units"], -1), "teams[0].quotas.h100-train.units", "greater than or equal to 0"),
+    ("quota as string", _set(["teams", 0, "quotas", "h100-train", "units"], "lots"), "teams[0].quotas.h100-train.units", "integer"),
+    # `units` is the quota's name, `gpus` its former one: either, never both.
+    ("quota given as units and gpus", _set(["teams", 0, "quotas", "h100-train", "gpus"], 96), "teams[0].quotas.h100-train",
      "the nominal quota is given twice, as units and as gpus (its former name): keep units"),
     ("nominal over capacity, as units", _set(["teams", 0, "quotas", "h100-train"], {"units": 100}),
      "teams[0].quotas.h100-train.units", "add up to 132"),
@@ -154,7 +154,7 @@ BAD: list[tuple[str, Callable[[dict], None], str, str]] = [
     ("system pool of a GPU type", _set(["cluster", "systemPool"], {"instanceType": "p5.48xlarge"}),
      "cluster.systemPool.instanceType", "m7i.xlarge"),
     ("gpu pool named like the system pool", _all(_set(["cluster", "create"], True), _set(["pools", 2, "name"], "system"),
-                                                 _set(["teams", 3, "quotas"], {"system": {"gpus": 8}}), _set(["teams", 4, "quotas"], {})),
+                                                 _set(["teams", 3, "quotas"], {"system": {"units": 8}}), _set(["teams", 4, "quotas"], {})),
      "pools[2].name", "taken by the system pool"),
     ("system pool min above max", _set(["cluster", "systemPool"], {"min": 5, "max": 4}), "cluster.systemPool.min", "greater than max"),
     ("vpc cni version malformed", _set(["addons", "vpcCni"], {"version": "1.20.1"}), "addons.vpcCni.version", "eksbuild"),
@@ -208,10 +208,10 @@ def test_quota_counts_mig_slices_and_replicas() -> None:
     mig = raw["pools"][3]  # a100-mig: 4 nodes x 8 GPUs x 7 slices of 1g.10gb
     slices = catalog.ACCELERATORS["a100-80gb"].mig_profiles["1g.10gb"].slices_per_gpu
     capacity = mig["capacity"]["max"] * catalog.INSTANCE_TYPES[mig["instanceType"]].gpus * slices
-    used = sum(t["quotas"].get("a100-mig", {}).get("gpus", 0) for t in raw["teams"])
-    raw["teams"][2]["quotas"]["a100-mig"]["gpus"] += capacity - used  # exactly full: valid
+    used = sum(t["quotas"].get("a100-mig", {}).get("units", 0) for t in raw["teams"])
+    raw["teams"][2]["quotas"]["a100-mig"]["units"] += capacity - used  # exactly full: valid
     load_platform(raw)
-    raw["teams"][2]["quotas"]["a100-mig"]["gpus"] += 1  # one slice over
+    raw["teams"][2]["quotas"]["a100-mig"]["units"] += 1  # one slice over
     with pytest.raises(SpecError, match=f"has {capacity} units"):
         load_platform(raw)
 
@@ -238,19 +238,28 @@ def test_a_created_cluster_always_has_a_system_pool() -> None:
     assert sp is not None and sp.min >= 1, "defaulted in, with a node to run on"
 
 
-def test_a_quota_is_units_or_its_former_name_gpus() -> None:
-    """Pulumi.prod.yaml writes llm-pretrain's quotas as `gpus` (h100-train 96, h200-train 32); written as `units`
-    they are the same quotas, in the spec and in the plan."""
+def test_a_quota_is_units_or_its_former_name_gpus_which_the_plan_warns_about() -> None:
+    """Pulumi.prod.yaml writes llm-pretrain's quotas as `units` (h100-train 96, h200-train 32); a stack written
+    before the rename says `gpus`: the same quotas, in the spec and in the plan, and the plan names each key to
+    rename."""
     from gpu_platform.plan import build_plan
 
-    as_gpus = platform_raw("prod")
     as_units = platform_raw("prod")
-    for q in as_units["teams"][0]["quotas"].values():
-        q["units"] = q.pop("gpus")
+    as_gpus = platform_raw("prod")
+    for q in as_gpus["teams"][0]["quotas"].values():
+        q["gpus"] = q.pop("units")
     by_gpus, by_units = load_platform(as_gpus), load_platform(as_units)
     assert {p: q.units for p, q in by_units.teams[0].quotas.items()} == {"h100-train": 96, "h200-train": 32}
     assert {p: q.units for p, q in by_gpus.teams[0].quotas.items()} == {"h100-train": 96, "h200-train": 32}
     assert [q.units_key for q in by_gpus.teams[0].quotas.values()] == ["gpus", "gpus"]
     assert [q.units_key for q in by_units.teams[0].quotas.values()] == ["units", "units"]
     assert by_units == by_gpus
+    deprecated = [w for w in build_plan(by_gpus).warnings if "former name" in w]
+    assert deprecated == [
+        "teams[0].quotas.h100-train.gpus: `gpus` is the former name of `units` (it counts the pool's units: MIG "
+        "slices and time-sliced replicas, not GPUs); write units: 96",
+        "teams[0].quotas.h200-train.gpus: `gpus` is the former name of `units` (it counts the pool's units: MIG "
+        "slices and time-sliced replicas, not GPUs); write units: 32",
+    ]
+    assert not [w for w in build_plan(by_units).warnings if "former name" in w], "the shipped stacks use units"
     assert {q.pool: q.nominal for q in build_plan(by_units).teams[0].quotas} == {"h100-train": 96, "h200-train": 32}

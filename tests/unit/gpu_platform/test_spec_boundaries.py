@@ -51,16 +51,16 @@ def test_the_stacks_sit_on_their_edges_and_are_accepted() -> None:
 
 
 def test_a_lending_limit_of_exactly_nominal_is_accepted_and_one_more_refused() -> None:
-    # nlp train {gpus: 8, borrowingLimit: 4, lendingLimit: 4} (teams[1]).
+    # nlp train {units: 8, borrowingLimit: 4, lendingLimit: 4} (teams[1]).
     assert local(lambda raw: team(raw, "nlp")["quotas"]["train"].update(lendingLimit=8)) == {}
     found = local(lambda raw: team(raw, "nlp")["quotas"]["train"].update(lendingLimit=9))
     assert list(found) == ["teams[1].quotas.train.lendingLimit"]
-    assert "lendingLimit 9 is above the nominal quota gpus=8" in found["teams[1].quotas.train.lendingLimit"]
+    assert "lendingLimit 9 is above the nominal quota units=8" in found["teams[1].quotas.train.lendingLimit"]
     assert local(lambda raw: team(raw, "nlp")["quotas"]["train"].update(lendingLimit=0)) == {}
 
 
 def test_a_negative_limit_is_refused() -> None:
-    for limit in ("lendingLimit", "borrowingLimit", "gpus"):
+    for limit in ("lendingLimit", "borrowingLimit", "units"):
         found = local(lambda raw: team(raw, "nlp")["quotas"]["train"].update({limit: -1}))
         assert any(path.startswith("teams[1].quotas.train") for path in found), (limit, found)
 
@@ -73,13 +73,13 @@ def test_a_negative_limit_is_refused() -> None:
 def test_nominal_quotas_up_to_the_pool_capacity_are_accepted_and_one_unit_more_refused(
         pool_name: str, team_name: str, capacity: int, how: str) -> None:
     raw = platform_raw("local")
-    used = sum(t["quotas"].get(pool_name, {}).get("gpus", 0) for t in raw["teams"])
+    used = sum(t["quotas"].get(pool_name, {}).get("units", 0) for t in raw["teams"])
     assert used == capacity  # the local stack fills each pool exactly
     raw_team = team(raw, team_name)
-    raw_team["quotas"][pool_name]["gpus"] += 1
+    raw_team["quotas"][pool_name]["units"] += 1
     found = problems(raw)
     (path,) = found
-    assert path.endswith(f".quotas.{pool_name}.gpus")
+    assert path.endswith(f".quotas.{pool_name}.units")
     assert f"add up to {capacity + 1}" in found[path] and f"the pool has {capacity} units ({how})" in found[path]
 
 
@@ -184,7 +184,7 @@ def test_egress_protocol_is_tcp_or_udp() -> None:
 def test_the_cpu_only_flavor_name_is_no_pools() -> None:
     def rename(raw: dict[str, Any]) -> None:
         pool(raw, "infer")["name"] = "cpu-only"
-        team(raw, "serving")["quotas"] = {"cpu-only": {"gpus": 32}}
+        team(raw, "serving")["quotas"] = {"cpu-only": {"units": 32}}
 
     found = local(rename)
     assert "'cpu-only' is reserved for the flavor of CPU-only work" in found["pools[1].name"]

@@ -34,11 +34,11 @@ def _write(tmp_path: Path, doc) -> Path:
 def test_invalid_config_exits_2_with_every_path(tmp_path: Path, capsys) -> None:
     doc = json.loads(json.dumps(stack_doc("prod")))
     platform = doc["config"]["gpu-platform:platform"]
-    platform["teams"][0]["quotas"]["h100-train"]["gpus"] = 1000
+    platform["teams"][0]["quotas"]["h100-train"]["units"] = 1000
     platform["teams"][1]["cohort"] = "nowhere"
     assert main(["validate", str(_write(tmp_path, doc))]) == 2
     err = capsys.readouterr().err
-    assert "teams[0].quotas.h100-train.gpus" in err and "teams[1].cohort" in err
+    assert "teams[0].quotas.h100-train.units" in err and "teams[1].cohort" in err
     assert "Traceback" not in err
 
 
