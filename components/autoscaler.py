@@ -1,7 +1,7 @@
 """The Cluster Autoscaler on an `eks` cluster: its Helm release on the system pool, its IAM role through EKS Pod
 Identity, and the ProvisioningRequest CRD it and Kueue's ProvisioningRequest check work on.
 
-What it scales and how is the plan's (gpu_platform/autoscaling.py): the elastic managed node groups carry the
+What it scales and how is the plan's (gpu_platform/plan/autoscaling.py): the elastic managed node groups carry the
 platform's discovery tag and its node-template tags (components/node_pools/gpu_node_pool.py; the two standard
 discovery tags are EKS's own), reserved groups and Karpenter's pools carry none. This module only knows how the
 chart, AWS and the CRD spell that. Chart: cluster-autoscaler
@@ -21,7 +21,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpu_platform import conventions as cv
-from gpu_platform.autoscaling import ClusterAutoscalerPlan, cluster_autoscaler_policy, pod_identity_trust_policy
+from gpu_platform.plan.autoscaling import ClusterAutoscalerPlan, cluster_autoscaler_policy, pod_identity_trust_policy
 from gpu_platform.plan import Plan
 
 from .node_pools.aws_names import ADDON_RESOLVE_CONFLICTS

@@ -143,7 +143,7 @@ class GpuNodePool(pulumi.ComponentResource):
             ami_type=pool.ami_type,
             capacity_type=EKS_CAPACITY_TYPE[pool.capacity_type],
             version=c.kubernetes_version,
-            # The plan's sizes (gpu_platform/autoscaling.py): elastic groups min..max from their desired size,
+            # The plan's sizes (gpu_platform/plan/autoscaling.py): elastic groups min..max from their desired size,
             # a capacity reservation pinned at its size, a capacity block created at its size from min 0.
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 min_size=pool.group_min,

@@ -99,7 +99,7 @@ class Queues(pulumi.ComponentResource):
 
         self.admission_checks: list[str] = []
         # Kueue's ProvisioningRequest check and its config, when the plan gives the pools an autoscaler that
-        # implements ProvisioningRequest (gpu_platform/autoscaling.py plan_provisioning); the ClusterQueues
+        # implements ProvisioningRequest (gpu_platform/plan/autoscaling.py plan_provisioning); the ClusterQueues
         # name it on those pools' flavors (objects.cluster_queue).
         self.provisioning: dict[str, pulumi.Resource] = {}
         if plan.provisioning.enabled:

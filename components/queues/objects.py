@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from gpu_platform import conventions as cv
-from gpu_platform.autoscaling import ProvisioningPlan
+from gpu_platform.plan.autoscaling import ProvisioningPlan
 from gpu_platform.plan import Plan, PoolPlan, QuotaPlan, TeamPlan, cpu_quantity, memory_quantity
 
 from ..kube_object import object_metadata

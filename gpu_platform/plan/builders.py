@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Mapping
 
 from .. import catalog, conventions as cv, workload_controllers as wc
-from ..autoscaling import for_cluster_autoscaler, plan_cluster_autoscaler, plan_provisioning, pool_capacity
+from .autoscaling import for_cluster_autoscaler, plan_cluster_autoscaler, plan_provisioning, pool_capacity
 from ..data import DataPlan, namespace_quota_with_claims, plan_data
 from ..karpenter import plan_controller, plan_pool
 from ..pool_derivations import (

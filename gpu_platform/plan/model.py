@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from .. import conventions as cv, workload_controllers as wc
-from ..autoscaling import ClusterAutoscalerPlan, ProvisioningPlan
+from .autoscaling import ClusterAutoscalerPlan, ProvisioningPlan
 from ..data import DataPlan
 from ..karpenter import KarpenterPlan
 from ..spec import JOB_TERMINATION_GRACE_SECONDS_DEFAULT

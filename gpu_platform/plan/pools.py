@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from .. import conventions as cv
-from ..autoscaling import autoscaler_node_labels
 from ..karpenter import KarpenterPoolPlan
 
 # Nodes an EKS managed node group replaces at once during a version update.
@@ -77,7 +76,7 @@ class PoolPlan:
     # taints, units, flavor and quota are the same for a managed node group and a Karpenter NodePool.
     provisioner: str = cv.PROVISIONER_MANAGED_NODE_GROUP
     karpenter: KarpenterPoolPlan | None = None
-    # Capacity semantics (gpu_platform/autoscaling.py): reserved or elastic, who sizes the nodes, the nodes
+    # Capacity semantics (gpu_platform/plan/autoscaling.py): reserved or elastic, who sizes the nodes, the nodes
     # paid for whole (reserved), the managed node group's minSize, and the Auto Scaling group tags that hand
     # an elastic group to the Cluster Autoscaler (empty unless it scales the pool).
     capacity_semantics: str = cv.CAPACITY_ELASTIC
@@ -85,13 +84,15 @@ class PoolPlan:
     reserved_nodes: int = 0
     group_min: int = 0
     autoscaler_tags: Mapping[str, str] = field(default_factory=dict)
+    # The labels a Cluster Autoscaler group adds to the pool's own on its nodes (autoscaling.autoscaler_node_labels).
+    autoscaler_labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def group_labels(self) -> dict[str, str]:
         """The labels a managed node group gives its nodes: the pool's own (node_labels) and, where the Cluster
         Autoscaler scales a whole-GPU group, its GPU label (autoscaling.autoscaler_node_labels). Derived from
         the scaler rather than kept in node_labels, which are the same whoever makes the pool's nodes."""
-        return {**self.node_labels, **autoscaler_node_labels(self)}
+        return {**self.node_labels, **self.autoscaler_labels}
 
     @property
     def usd_per_hour_max(self) -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from .. import audit, conventions as cv, workload_controllers as wc
-from ..autoscaling import ProvisioningPlan, capacity_warnings
+from .autoscaling import ProvisioningPlan, capacity_warnings
 from ..pool_derivations import capacity_block_upgrade_warning
 from ..spec import Platform
 from .pools import PoolPlan

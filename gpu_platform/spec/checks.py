@@ -7,7 +7,7 @@ from ..errors import Problem
 from ..pool_derivations import (
     pool_capacity_units, pool_labels, pool_nominal_units, pool_topology_aware, pool_units_per_gpu, runs_bottlerocket,
 )
-from .data import check_data
+from .data_checks import check_data
 from .limits import (
     CLUSTER_AUTOSCALER_IMAGE_TAG, IAM_ROLE_NAME_MAX, KARPENTER_AMI_VERSION, KARPENTER_AMI_VERSION_FORM, KARPENTER_CAPACITY_FALLBACKS,
     KARPENTER_CAPACITY_TYPES,
@@ -479,7 +479,7 @@ def _check_workload_controllers(p: Platform) -> list[Problem]:
 
 
 def _check_elastic_capacity(p: Platform) -> list[Problem]:
-    """What elastic capacity cannot do (gpu_platform/autoscaling.py decides the rest): a topology-aware pool
+    """What elastic capacity cannot do (gpu_platform/plan/autoscaling.py decides the rest): a topology-aware pool
     that may be at 0 nodes with nothing to provision its nodes first, and an autoscaler built for another
     Kubernetes minor or with an IAM role name AWS refuses."""
     out: list[Problem] = []

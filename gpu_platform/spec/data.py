@@ -3,24 +3,21 @@
 One S3 bucket per team (datasets/, models/, checkpoints/, scratch/), reached only through the team's own
 EKS Pod Identity role; optional FSx for Lustre file systems in a pool's zone; the EBS, FSx and Mountpoint for
 Amazon S3 CSI drivers as EKS add-ons. The AWS facts the fields are checked against are cited where they are
-used; the cross-field checks (pools, teams, names built from them) are `check_data` at the bottom.
+used; the cross-field checks (pools, teams, names built from them) are `check_data` in data_checks.py.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from .. import conventions as cv
 from ..errors import Problem
 from .fields import Strict, dns_label
-from .limits import IAM_ROLE_NAME_MAX
 
-if TYPE_CHECKING:
-    from .platform import Platform
 
 DataEncryption = Literal["SSE-S3", "SSE-KMS"]
 LustreDeploymentType = Literal["SCRATCH_2", "PERSISTENT_2"]
@@ -346,7 +343,7 @@ class Data(Strict):
     @classmethod
     def _bucket_prefix(cls, v: str | None) -> str | None:
         # The prefix starts every team bucket's name, so it must start like a bucket name; the whole names are
-        # checked with the teams (check_data).
+        # checked with the teams (data_checks.check_data).
         if v is not None:
             problem = bucket_name_problem(f"{v}-a")
             if problem:
@@ -396,53 +393,3 @@ def storage_quantity(n_bytes: int) -> str:
 
 def team_data_role_name(cluster: str, team: str) -> str:
     return f"{cluster}-data-{team}"
-
-
-def check_data(p: "Platform") -> list[Problem]:
-    """What no single data model can see: the provider, the pools and teams named, and the AWS names built
-    from the cluster, prefix and team names (each refused with the field that makes it too long)."""
-    d = p.data
-    out: list[Problem] = []
-    if not d.enabled:
-        return out
-    if p.cluster.provider != "eks":
-        out.append(Problem("data.enabled", "the data path needs cluster.provider 'eks' (S3 buckets reached through EKS "
-                                           "Pod Identity, EKS add-ons)"))
-    for i, team in enumerate(p.teams):
-        name = cv.team_bucket_name(str(d.bucketPrefix), team.name)
-        problem = bucket_name_problem(name)
-        if problem:
-            out.append(Problem("data.bucketPrefix", f"team {team.name!r} (teams[{i}]): {problem}"))
-        role = team_data_role_name(p.cluster.name, team.name)
-        if len(role) > IAM_ROLE_NAME_MAX:
-            out.append(Problem(f"teams[{i}].name", f"the team's data role {role!r} would be {len(role)} characters; IAM "
-                                                   f"allows {IAM_ROLE_NAME_MAX} (shorten the team or cluster.name)"))
-        try:
-            quantity_bytes(team.limits.storage)
-        except ValueError as err:
-            out.append(Problem(f"teams[{i}].limits.storage", f"{err}: the data path adds its claims to it"))
-    pools = {pool.name: pool for pool in p.pools}
-    teams = {t.name: t for t in p.teams}
-    seen: dict[str, int] = {}
-    for i, fs in enumerate(d.fileSystems):
-        at = f"data.fileSystems[{i}]"
-        if fs.name in seen:
-            out.append(Problem(f"{at}.name", f"duplicate file system name {fs.name!r} (also data.fileSystems[{seen[fs.name]}])"))
-        seen.setdefault(fs.name, i)
-        pool = pools.get(fs.pool)
-        if pool is None:
-            out.append(Problem(f"{at}.pool", f"unknown pool {fs.pool!r}; pools: {', '.join(pools)}"))
-        elif not pool.availabilityZone:
-            out.append(Problem(f"{at}.pool", f"pool {fs.pool!r} has no availabilityZone: a Lustre file system lives in "
-                                             "one zone, so its pool must name the zone its nodes run in"))
-        team = teams.get(fs.team)
-        if team is None:
-            out.append(Problem(f"{at}.team", f"unknown team {fs.team!r}; teams: {', '.join(teams) or 'none'}"))
-            continue
-        if fs.pool not in team.quotas and pool is not None:
-            out.append(Problem(f"{at}.team", f"team {fs.team!r} has no quota on pool {fs.pool!r}: its jobs could never "
-                                             "run next to the file system"))
-        if fs.namespace is not None and fs.namespace not in team.namespace_names:
-            out.append(Problem(f"{at}.namespace", f"{fs.namespace!r} is not a namespace of team {fs.team!r}; its "
-                                                  f"namespaces: {', '.join(team.namespace_names)}"))
-    return out

@@ -77,8 +77,8 @@ def test_switching_provisioner_changes_no_pool_flavor_quota_or_simulated_node() 
     karpenter = build_plan(load_platform(raw, "us-east-1"), "us-east-1")
     managed = build_plan(load_platform(as_managed_node_groups(raw), "us-east-1"), "us-east-1")
     # Who makes the nodes, and so who scales them: Karpenter, or the Cluster Autoscaler through its group's tags
-    # (gpu_platform/autoscaling.py); the pool's units, labels, taints, flavor and quota stay the same.
-    scaling = ("provisioner", "karpenter", "scaler", "group_min", "desired_nodes", "autoscaler_tags")
+    # (gpu_platform/plan/autoscaling.py); the pool's units, labels, taints, flavor and quota stay the same.
+    scaling = ("provisioner", "karpenter", "scaler", "group_min", "desired_nodes", "autoscaler_tags", "autoscaler_labels")
     strip = lambda p: {k: getattr(p, k) for k in p.__slots__ if k not in scaling}  # noqa: E731
     assert [strip(p) for p in karpenter.pools] == [strip(p) for p in managed.pools]
     assert karpenter.teams == managed.teams

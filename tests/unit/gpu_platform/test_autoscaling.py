@@ -1,4 +1,4 @@
-"""The Cluster Autoscaler's part of the plan on AWS (gpu_platform/autoscaling.py): what Kueue's ProvisioningRequest
+"""The Cluster Autoscaler's part of the plan on AWS (gpu_platform/plan/autoscaling.py): what Kueue's ProvisioningRequest
 check promises, how long its retries last, which node labels and Auto Scaling group tags the platform adds.
 
 Literal expectations from the stack files (staging: h100-train p5.48xlarge and a10g-dev g5.xlarge whole GPUs,

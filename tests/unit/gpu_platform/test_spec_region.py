@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from gpu_platform.autoscaling import cluster_autoscaler_policy
+from gpu_platform.plan.autoscaling import cluster_autoscaler_policy
 from gpu_platform.data import admin_policy, team_policy
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError

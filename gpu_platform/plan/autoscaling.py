@@ -24,14 +24,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
-from . import conventions as cv
-from .karpenter import partition
-
-if TYPE_CHECKING:
-    from .plan import PoolPlan
-    from .spec import Platform, Pool
+from .. import conventions as cv
+from ..karpenter import partition
+from ..spec import Platform, Pool
+from .pools import PoolPlan
 
 # The ProvisioningRequest CRD (autoscaling.x-k8s.io v1), from the autoscaler release the chart runs: neither
 # the chart nor the autoscaler installs it (FAQ.md, "Enabling ProvisioningRequest Support", step 5: "Deploy the
@@ -121,7 +119,8 @@ def for_cluster_autoscaler(pool: PoolPlan) -> PoolPlan:
     (node_labels, flavor, quota) stay the same whoever makes its nodes."""
     if pool.scaler != cv.SCALER_CLUSTER_AUTOSCALER:
         return pool
-    return replace(pool, autoscaler_tags=autoscaler_tags(pool))
+    labelled = replace(pool, autoscaler_labels=autoscaler_node_labels(pool))
+    return replace(labelled, autoscaler_tags=autoscaler_tags(labelled))
 
 
 def autoscaler_tags(pool: PoolPlan) -> dict[str, str]:
