@@ -72,6 +72,24 @@ KUEUE_REPLICA = 'replica_role!="follower"'
 # The DCGM metrics that carry a GPU's identity; health alerts aggregate to them (one alert per GPU,
 # not one per pod sharing it).
 GPU_KEY = "node, pool, gpu, UUID, modelName"
+# What busy and held are read from. The GPU Operator v26.7.0 runs dcgm-exporter 4.8.3 (chart values
+# dcgmExporter.version 4.6.0-4.8.3-distroless), which drops every DCGM_FI_PROF_* (profiling, DCP) field it
+# cannot collect with a warning, "Skipping line N ('DCGM_FI_PROF_...'): metric not enabled" (NVIDIA/dcgm-exporter
+# internal/pkg/counters/counter_config.go ExtractCounters and fieldIsSupported: field ids 1000-1099 only when
+# profiling was found, pkg/cmd/app.go queryDCPMetrics "Not collecting DCP metrics"), and keeps every other field.
+# So busy (graphics-engine activity) is a profiling field, and which devices a pod holds is read from a field
+# that does not need profiling as well: framebuffer used, which dcgm-exporter reports per GPU and per MIG
+# instance, where GPU utilization has no value on MIG (NVIDIA/dcgm-exporter issues #105 and #430: "not
+# supported for MIG configurations"); the busy field too, for MIG instances whose framebuffer has no value
+# (NVIDIA/dcgm-exporter issues #380 and #512).
+BUSY_FIELD = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+HELD_FIELD = "DCGM_FI_DEV_FB_USED"
+# One GPU, MIG instance or time-sliced replica held by one pod: dcgm-exporter gives a copy of a device's series
+# per replica a pod holds (`vgpu`), and, for DCGM_FI_DEV_FB_USED and DCGM_FI_DEV_GPU_UTIL under virtual GPUs, the
+# device's own series beside the pods' per-process ones (NVIDIA/dcgm-exporter internal/pkg/transformation/
+# kubernetes.go Process and createPerProcessMetrics, PR #594): collapsing to these labels counts each hold once.
+HOLD_KEY = "node, pool, UUID, GPU_I_ID, vgpu, namespace, pod"
+DEVICE_KEY = "node, UUID, GPU_I_ID"
 
 # Recording rule names (level:metric:operations, Prometheus "Recording rules" naming best practice).
 NAMESPACE_TEAM = "gpu_platform:namespace_team:info"
@@ -83,6 +101,10 @@ TEAM_POOL_NOMINAL_UNITS = "gpu_platform:team_pool_nominal_units"
 NODE_POOL = "gpu_platform:node_pool:info"
 NODE_EXPECTED_UNITS = "gpu_platform:node_expected_gpu_units"
 POD_ATTRIBUTION = "gpu_platform:pod_attribution:info"
+# Each GPU, MIG instance or replica the exporter attributes to a pod (HOLD_KEY), whether profiling is there or not.
+HELD_DEVICE = "gpu_platform:held_device:info"
+# GPU nodes whose dcgm-exporter is scraped and reports no BUSY_FIELD: busy is not measured there.
+NODE_BUSY_UNMEASURED = "gpu_platform:node_busy_unmeasured:info"
 GPU_ACTIVE = "gpu_platform:gpu_engine_active:ratio"
 ALLOCATED_GPU_ACTIVE = "gpu_platform:allocated_gpu_engine_active:ratio"
 POOL_UTILIZATION = "gpu_platform:pool_gpu_engine_active:avg"
@@ -128,6 +150,7 @@ PENDING_FOR = "1h"
 AT_QUOTA_FOR = "30m"
 NODE_GPUS_MISSING_FOR = "15m"
 EXPORTER_DOWN_FOR = "10m"
+BUSY_INPUT_MISSING_FOR = "15m"
 
 SEVERITIES = ("critical", "warning", "info")
 
@@ -281,6 +304,20 @@ def with_attribution(expr: str) -> str:
             f"or (({expr}) unless on (namespace, pod) {POD_ATTRIBUTION})")
 
 
+def held_device_expr() -> str:
+    """One series (value 1) per GPU, MIG instance or replica and the pod the exporter attributes it to, from the
+    framebuffer field or the busy field, whichever has a value: held GPUs do not depend on profiling."""
+    return (f"max by ({HOLD_KEY}) (({HELD_FIELD} or {BUSY_FIELD}) * on (node) group_left (pool) {NODE_POOL}) "
+            "* 0 + 1")
+
+
+def node_busy_unmeasured_expr() -> str:
+    """GPU nodes of a pool whose exporter is up and gives no busy series: dcgm-exporter reports every device,
+    held or not (virtual GPUs too since PR #594), so a node without one has no profiling."""
+    return (f'((max by (node) (up{{job="{DCGM_JOB}"}}) == 1) * on (node) group_left (pool) {NODE_POOL}) '
+            f"unless on (node) {BUSY_FIELD}")
+
+
 def recording_rules(plan: Plan) -> Group:
     """GPU allocation and utilization per team and per pool (dashboards and alerts read these)."""
     kueue_gpu = regex_union(list(plan.gpu_resource_names))
@@ -294,6 +331,8 @@ def recording_rules(plan: Plan) -> Group:
         # A GPU is allocated to a team when dcgm-exporter attributes it to a pod in one of the team's
         # namespaces; unallocated GPUs keep the exporter's own namespace and drop out of the join.
         Record(ALLOCATED_GPU_ACTIVE, f"{GPU_ACTIVE} * on (namespace) group_left (team) {NAMESPACE_TEAM}"),
+        Record(HELD_DEVICE, held_device_expr()),
+        Record(NODE_BUSY_UNMEASURED, node_busy_unmeasured_expr()),
         # Each GPU (or MIG instance) once: with virtual GPUs a time-sliced GPU has one series per pod.
         Record(POOL_UTILIZATION, f"avg by (pool) (max by (node, pool, UUID, GPU_I_ID) ({GPU_ACTIVE}))"),
         Record(TEAM_POOL_UTILIZATION, f"avg by (team, pool) ({ALLOCATED_GPU_ACTIVE})"),
@@ -320,9 +359,10 @@ def useful_work_rules(plan: Plan) -> Group:
     allocation. The seeds' "useful work" view: what the report (platform_cli report) reads."""
     kueue_gpu = regex_union(list(plan.gpu_resource_names))
     weighted = f"{ALLOCATED_GPU_ACTIVE} * on (pool) group_left () {POOL_GPUS_PER_UNIT}"
-    held = f"({ALLOCATED_GPU_ACTIVE} * 0 + on (pool) group_left () {POOL_GPUS_PER_UNIT})"
+    held = (f"{HELD_DEVICE} * on (namespace) group_left (team) {NAMESPACE_TEAM} "
+            f"* on (pool) group_left () {POOL_GPUS_PER_UNIT}")
     return Group("gpu-platform.useful-work", (
-        Record(POD_ALLOCATED_GPUS, f"sum by (team, pool, namespace, pod) {held}"),
+        Record(POD_ALLOCATED_GPUS, f"sum by (team, pool, namespace, pod) ({held})"),
         Record(POD_BUSY_GPUS, f"sum by (team, pool, namespace, pod) ({weighted})"),
         Record(TEAM_POOL_ALLOCATED_GPUS,
                f'sum by (team, pool) (kueue_cluster_queue_resource_usage{{resource=~"{kueue_gpu}", {KUEUE_REPLICA}}} '
@@ -337,8 +377,12 @@ def useful_work_rules(plan: Plan) -> Group:
         Record(TEAM_POOL_IDLE_GPU_HOURS, _hours(TEAM_POOL_IDLE_GPUS)),
         Alert(
             alert="GpuTeamAllocatedIdle",
-            expr=(f"({TEAM_POOL_IDLE_GPU_HOURS} / on (team, pool) {TEAM_POOL_ALLOCATED_GPU_HOURS} > {TEAM_IDLE_SHARE:g}) "
-                  f"and on (team, pool) ({TEAM_POOL_IDLE_GPU_HOURS} >= {TEAM_IDLE_MIN_GPU_HOURS:g})"),
+            # Not where busy is not measured: without the pool label (no node's pool is known) or without the
+            # profiling field on a node of the pool, busy reads 0 and idle all that was allocated
+            # (GpuNodePoolLabelMissing and GpuProfilingMetricsMissing say so instead).
+            expr=(f"(({TEAM_POOL_IDLE_GPU_HOURS} / on (team, pool) {TEAM_POOL_ALLOCATED_GPU_HOURS} > {TEAM_IDLE_SHARE:g}) "
+                  f"and on (team, pool) ({TEAM_POOL_IDLE_GPU_HOURS} >= {TEAM_IDLE_MIN_GPU_HOURS:g})) "
+                  f"unless on (pool) {NODE_BUSY_UNMEASURED} unless on () absent({NODE_POOL})"),
             for_=TEAM_IDLE_FOR,
             severity="warning",
             summary="Team {{ $labels.team }} left {{ $value | humanizePercentage }} of its allocated GPU time "
@@ -460,6 +504,37 @@ def node_alerts() -> Group:
             runbook="kubectl -n gpu-operator get pods -l app=nvidia-dcgm-exporter -o wide; look at the pod on "
                     "the node (taints it does not tolerate, a crash loop, the nvidia.com/gpu.deploy.dcgm-exporter "
                     "node label) and at the ClusterPolicy status.",
+        ),
+        Alert(
+            alert="GpuProfilingMetricsMissing",
+            expr=NODE_BUSY_UNMEASURED,
+            for_=BUSY_INPUT_MISSING_FOR,
+            severity="warning",
+            summary=f"dcgm-exporter on {{{{ $labels.node }}}} (pool {{{{ $labels.pool }}}}) reports no {BUSY_FIELD}",
+            description="The node's exporter is scraped but gives no profiling (DCGM_FI_PROF_*) series: busy GPU "
+                        "time is not measured on it, so the pool's teams would read 0 busy and all their allocation "
+                        "idle. GpuTeamAllocatedIdle stays silent for the pool, and the report refuses for teams whose GPUs "
+                        "no busy series measures.",
+            runbook="kubectl -n gpu-operator logs -l app=nvidia-dcgm-exporter on the node: \"Not collecting DCP "
+                    f"metrics\" and \"Skipping line N ('{BUSY_FIELD}'): metric not enabled\" say profiling is "
+                    "unavailable: a GPU without profiling support (before Volta), an exporter without the "
+                    "SYS_ADMIN capability, or a driver or DCGM error in the same log.",
+        ),
+        Alert(
+            alert="GpuNodePoolLabelMissing",
+            expr=(f"(sum by (pool) ({TEAM_POOL_ALLOCATED_GPUS}) > 0) unless on () {NODE_POOL} "
+                  f'and on () count(up{{job="{DCGM_JOB}"}} == 1)'),
+            for_=BUSY_INPUT_MISSING_FOR,
+            severity="warning",
+            summary="Pool {{ $labels.pool }} has GPUs allocated, and kube-state-metrics gives no node a "
+                    f"{cv.POOL} label",
+            description=f"kube_node_labels carries no {POOL_NODE_LABEL}: GPU series cannot be put in a pool, so "
+                        "busy GPU time reads 0 for every team, node and health alerts lose their pool, and "
+                        "GpuTeamAllocatedIdle stays silent rather than fire for every team.",
+            runbook="Give kube-state-metrics --metric-labels-allowlist="
+                    f"{','.join(KSM_METRIC_LABELS_ALLOWLIST)} (kube-prometheus-stack value "
+                    "kube-state-metrics.metricLabelsAllowlist; docs/gpu-operator-and-monitoring.md, \"What the "
+                    "monitoring stack needs\").",
         ),
     ))
 

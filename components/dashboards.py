@@ -41,6 +41,20 @@ def per_device(expr: str, extra: str = "") -> str:
     return f"max by ({DEVICE}{', ' + extra if extra else ''}) ({expr})"
 
 
+def framebuffer_by_team(team_selector: str = "") -> str:
+    """Framebuffer used per team: each device's own DCGM_FI_DEV_FB_USED, given to the teams whose pods hold it.
+    Under virtual GPUs dcgm-exporter 4.8.3 reports a held device's memory as the device's series without pod
+    labels plus one per-process series per pod (with pod_uid), and a pod's per-process value is its processes'
+    memory found through /proc/<pid>/cgroup: 0 when the exporter does not share the host's PID namespace, the GPU
+    Operator's default (chart values dcgmExporter.hostPID: false; NVIDIA/dcgm-exporter internal/pkg/
+    transformation/kubernetes.go createPerProcessMetrics, buildIdlePodValues, pidmapper.go). Summing the pods'
+    series read ~0; the device's own value (the largest of its series) attributed through the holds does not."""
+    holders = (f"max by ({a.DEVICE_KEY}, team) ({a.HELD_DEVICE} * on (namespace) group_left (team) "
+               f"{a.NAMESPACE_TEAM}{team_selector})")
+    return (f"sum by (team) ({holders} * on ({a.DEVICE_KEY}) group_left () "
+            f"max by ({a.DEVICE_KEY}) ({a.HELD_FIELD}))")
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     expr: str
@@ -151,10 +165,9 @@ def fleet(plan: Plan) -> Dashboard:
                           "{{pool}} SM"),
                    Target(f"avg by (pool) ({per_device('DCGM_FI_PROF_DRAM_ACTIVE * on (node) group_left (pool) ' + a.NODE_POOL + pool, 'pool')})",
                           "{{pool}} DRAM")), unit="percentunit"),
-            Panel("Framebuffer memory used by team", "GPU memory held by each team's pods (a time-sliced GPU's "
-                  "memory counts in full for every team using it: the exporter cannot split it).",
-                  (Target("sum by (team) (DCGM_FI_DEV_FB_USED * on (namespace) group_left (team) "
-                          f'{a.NAMESPACE_TEAM}{{team=~"$team"}})', "{{team}}"),), unit="mbytes"),
+            Panel("Framebuffer memory used by team", "GPU memory of the GPUs and MIG instances each team's pods "
+                  "hold (a time-sliced GPU's memory counts in full for every team using it).",
+                  (Target(framebuffer_by_team('{team=~"$team"}'), "{{team}}"),), unit="mbytes"),
         ),
     )
 

@@ -117,8 +117,9 @@ def operand_tolerations(plan: Plan) -> list[dict[str, str]]:
 
 def pod_label_allowlist() -> list[str]:
     """Anchored regexes (RE2) for the pod labels dcgm-exporter copies onto GPU metrics: the team and the
-    Kueue queue, so utilization is attributable without keeping every pod label (cardinality). It copies
-    them only when KUBERNETES_VIRTUAL_GPUS is off (below): the recording rules do not rely on it."""
+    Kueue queue, so utilization is attributable without keeping every pod label (cardinality). dcgm-exporter
+    4.8.3 copies them in both modes, releases before it only with KUBERNETES_VIRTUAL_GPUS off (below): the
+    recording rules do not rely on it."""
     return ["^" + key.replace(".", "\\.") + "$" for key in cv.GPU_METRIC_POD_LABELS]
 
 
@@ -127,8 +128,8 @@ def dcgm_exporter_env(plan: Plan) -> list[dict[str, str]]:
     resource names (NVIDIA_RESOURCE_NAMES, dcgm-exporter >= 3.3.7); time-sliced GPUs shared by several pods
     are attributed to each of them with KUBERNETES_VIRTUAL_GPUS (dcgm-exporter pkg/cmd/app.go flags).
 
-    The setting holds for every pool and costs the pod labels on every GPU series, so team and queue
-    attribution comes from the recording rules (alerts.POD_ATTRIBUTION; see docs/architecture.md,
+    The setting holds for every pool and, before dcgm-exporter 4.8.3, cost the pod labels on every GPU series,
+    so team and queue attribution comes from the recording rules (alerts.POD_ATTRIBUTION; see docs/architecture.md,
     "Attribution does not depend on the exporter's mode")."""
     extra = sorted({p.resource_name for p in plan.pools
                     if p.resource_name != cv.GPU_RESOURCE and not p.resource_name.startswith(cv.MIG_RESOURCE_PREFIX)})

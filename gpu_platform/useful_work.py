@@ -89,9 +89,11 @@ def busy_gpus(gpus: float, busy_fraction: float | None) -> float:
 
 # A run's GPU time, charged to how it ended (finished, failed, preempted, running): its pods' hold on their GPUs,
 # from when they run on their node to when they end, as the GPUs' telemetry attributes a device to a pod (the
-# live report's per-pod DCGM series) and the replay sees its pods run and end. Not the quota it held: that also
-# counts admission to the pods running and their end to Kueue's release, which is the platform's overhead
-# (allocated-but-idle), not the run's; and per run the live report has no quota series to read it from.
+# live report's per-pod DCGM series, read from a field that needs no GPU profiling, components/alerts.HELD_DEVICE,
+# so a run keeps its GPU time where busy cannot be measured) and the replay sees its pods run and end. Not the
+# quota it held: that also counts admission to the pods running and their end to Kueue's release, which is the
+# platform's overhead (allocated-but-idle), not the run's; and per run the live report has no quota series to
+# read it from.
 
 # How the replay records a run's end (simulator/metrics.Interval.ended) in these terms: a run evicted (preempted,
 # a PodsReady timeout, a lost node's requeue) or started over in place (a lost pod replaced) was stopped by the

@@ -6,14 +6,18 @@ process serves what those two would, from the API server's nodes, pods and Jobs,
 and cannot tell (docs/report.md, "How the local cluster measures GPUs"):
 
 - per simulated GPU node, `/dcgm/<node>/metrics`: every DCGM field the stack asks dcgm-exporter for
-  (components/monitoring.DCGM_FIELDS), one series per GPU or MIG instance with dcgm-exporter's labels (gpu,
-  UUID, pci_bus_id, device, modelName, GPU_I_PROFILE/GPU_I_ID on MIG, Hostname, the `label` fields;
-  NVIDIA/dcgm-exporter internal/pkg/rendermetrics/render.go gpuMetricsFormat) and the pod attributes its
-  Kubernetes mapper adds (internal/pkg/transformation/kubernetes.go): namespace, pod, container of the pod
-  holding the device, and the allowlisted pod labels; under KUBERNETES_VIRTUAL_GPUS (on when the stack has a
-  time-sliced pool, components/gpu_operator.dcgm_exporter_env) one copy per replica a pod holds with `vgpu`,
-  no pod labels, and no series for a device nobody holds, as that mapper does. A failed node
-  (SIM_NODE_FAILED_ANNOTATION) answers 503: its exporter target is down;
+  (components/monitoring.DCGM_FIELDS), shaped as dcgm-exporter 4.8.3 gives them (the GPU Operator v26.7.0's
+  dcgmExporter.version 4.6.0-4.8.3; NVIDIA/dcgm-exporter at 7ad58324, hack/versions.env DCGM 4.6.0, exporter
+  4.8.3): one series per GPU or MIG instance with its labels (gpu, UUID, pci_bus_id, device, modelName,
+  GPU_I_PROFILE/GPU_I_ID on MIG, `hostname` (renamed from Hostname by PR #655), the `label` fields;
+  internal/pkg/rendermetrics/render_metrics.go metricLabels), none for the utilization fields DCGM leaves blank
+  on MIG, and the pod attributes its Kubernetes mapper adds (internal/pkg/transformation/kubernetes.go):
+  namespace, pod, container of the pod holding the device, and the allowlisted pod labels. Under
+  KUBERNETES_VIRTUAL_GPUS (on when the stack has a time-sliced pool, components/gpu_operator.dcgm_exporter_env)
+  a held device gives one copy per replica a pod holds (`vgpu`), a device nobody holds keeps its own series
+  (PR #594), and framebuffer used and GPU utilization are per process too: the device's own series plus one per
+  pod with `pod_uid`, reading 0 (PER_PROCESS_FIELDS). A failed node (SIM_NODE_FAILED_ANNOTATION) answers 503:
+  its exporter target is down;
 - `/targets`: Prometheus HTTP service discovery, one target per GPU node with the labels the GPU Operator's
   ServiceMonitor gives an exporter pod's target (node, from the stack's relabeling; the exporter's own
   namespace, pod and container, which honor_labels lets a workload's labels override);
@@ -251,6 +255,17 @@ def _num(v: float) -> str:
 
 # Families dcgm-exporter only emits when there is something to say: the XID counts per XID seen in its window.
 EVENT_FIELDS = frozenset({"DCGM_EXP_XID_ERRORS_COUNT"})
+# Fields DCGM has no value for on a MIG instance, so dcgm-exporter gives no series for them there (a blank value is
+# skipped: internal/pkg/collector/gpu_collector.go toString; "not supported for MIG configurations",
+# NVIDIA/dcgm-exporter issue #430).
+MIG_BLANK_FIELDS = frozenset({"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL"})
+# Under virtual GPUs dcgm-exporter 4.8.3 gives these two per process as well (PR #594; internal/pkg/transformation/
+# process_metrics.go isPerProcessMetric). A pod's value is what NVML reports for its processes, found through
+# /proc/<pid>/cgroup; the GPU Operator runs the exporter without the host's PID namespace (chart values
+# dcgmExporter.hostPID: false, which the stack keeps), so no process is found and every pod reads 0
+# (kubernetes.go buildIdlePodValues).
+PER_PROCESS_FIELDS = frozenset({"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"})
+PER_PROCESS_VALUE = 0.0
 
 
 class Telemetry:
@@ -347,34 +362,46 @@ class Telemetry:
                 if f.name in EVENT_FIELDS:
                     continue
                 for e in node.entities:
+                    if e.instance is not None and f.name in MIG_BLANK_FIELDS:
+                        continue
                     base = [("gpu", str(e.gpu)), ("UUID", e.uuid), ("pci_bus_id", f"00000000:{0x18 + 0x10 * e.gpu:02X}:00.0"),
                             ("device", f"nvidia{e.gpu}"), ("modelName", node.model)]
                     if e.instance is not None:
                         base += [("GPU_I_PROFILE", node.pool.mig_profile or ""), ("GPU_I_ID", str(e.instance))]
-                    base.append(("Hostname", node.name))
+                    base.append(("hostname", node.name))
                     base += [(lf.name, DRIVER_VERSION if lf.name == "DCGM_FI_DRIVER_VERSION" else "") for lf in label_fields]
                     value = _num(_field_value(node, e, f))
-                    for attrs in self._copies(node, e):
-                        out.append(f"{f.name}{{{_labels(base + attrs)}}} {value}")
+                    for attrs, own in self._copies(node, e, f.name):
+                        out.append(f"{f.name}{{{_labels(base + attrs)}}} {value if own else _num(PER_PROCESS_VALUE)}")
             return "\n".join(out) + "\n"
 
-    def _copies(self, node: GpuNode, e: Entity) -> list[list[tuple[str, str]]]:
-        """The pod attributes of each series an entity gives: one per holder slot under virtual GPUs (none
-        when unheld), else one series with its holder's attributes and allowlisted labels (or none)."""
-        if self.virtual:
-            out = []
-            for slot, uid in enumerate(e.holders):
-                h = node.holders[uid]
-                attrs = [("container", h.container), ("namespace", h.namespace), ("pod", h.name)]
-                if node.shared:
-                    attrs.append(("vgpu", str(slot)))
-                out.append(attrs)
-            return out
+    def _copies(self, node: GpuNode, e: Entity, field_name: str) -> list[tuple[list[tuple[str, str]], bool]]:
+        """The series an entity gives for a field: (pod attributes, whether it carries the device's own value).
+        Without virtual GPUs, one series with its holder's attributes and allowlisted labels (none when unheld).
+        Under virtual GPUs (dcgm-exporter 4.8.3, internal/pkg/transformation/kubernetes.go Process): an unheld
+        device keeps its own series; a held one gives a copy per holder slot (`vgpu` on a time-sliced GPU) with
+        the pod's labels, and for a per-process field its own series plus a per-process one per slot with
+        `pod_uid` and the pod's processes' value (createPerProcessMetrics)."""
+        if not self.virtual:
+            if not e.holders:
+                return [([], True)]
+            h = node.holders[e.holders[0]]
+            return [([("container", h.container), ("namespace", h.namespace), ("pod", h.name),
+                      *sorted((prom_label(k), v) for k, v in h.labels.items())], True)]
         if not e.holders:
-            return [[]]
-        h = node.holders[e.holders[0]]
-        return [[("container", h.container), ("namespace", h.namespace), ("pod", h.name),
-                 *sorted((prom_label(k), v) for k, v in h.labels.items())]]
+            return [([], True)]
+        per_process = field_name in PER_PROCESS_FIELDS
+        out: list[tuple[list[tuple[str, str]], bool]] = [([], True)] if per_process else []
+        for slot, uid in enumerate(e.holders):
+            h = node.holders[uid]
+            attrs = [("container", h.container), ("namespace", h.namespace), ("pod", h.name)]
+            if per_process:
+                attrs.append(("pod_uid", h.uid))
+            if node.shared:
+                attrs.append(("vgpu", str(slot)))
+            attrs += sorted((prom_label(k), v) for k, v in h.labels.items())
+            out.append((attrs, not per_process))
+        return out
 
     # -----------------------------------------------------------------------------------------------
     # kube-state-metrics

@@ -151,6 +151,7 @@ def queries(plan: Plan) -> dict[str, str]:
         "evictions": f"sum by (cluster_queue, reason, underlying_cause) (kueue_evicted_workloads_total{{{r}}})",
         "admissions": f"sum by (cluster_queue) (kueue_admitted_workloads_total{{{r}}})",
         "workload_states": f"count({uw.WORKLOAD_CONDITION_METRIC})",
+        "pool_label": f'count(kube_node_labels{{{a.POOL_NODE_LABEL}!=""}})',
     }
 
 
@@ -161,7 +162,7 @@ WHAT = {
     "allocated": "allocated GPUs per team and pool (Kueue)",
     "busy": "busy GPUs per team and pool (DCGM)",
     "capacity": "GPUs on each pool's nodes (kube-state-metrics)",
-    "pods": "GPUs per pod (DCGM)",
+    "pods": f"GPUs each pod held (DCGM: {a.HELD_FIELD}, or {a.BUSY_FIELD})",
     "pod_phases": "pod phases (kube-state-metrics)",
     "pod_deleted": "pod deletions (kube-state-metrics)",
     "jobs_finished": "finished Kueue Workloads (kube-state-metrics custom resource state)",
@@ -169,12 +170,14 @@ WHAT = {
     "evictions": "evictions (Kueue)",
     "admissions": "admissions (Kueue)",
     "workload_states": "Kueue Workloads' conditions (kube-state-metrics custom resource state)",
+    "pool_label": f"the nodes' pool label (kube-state-metrics kube_node_labels{{{a.POOL_NODE_LABEL}}})",
 }
 
 
 def gather(prom: Prometheus, plan: Plan, win: Window) -> dict[str, Any]:
     """Every query's answer. PrometheusError when Prometheus cannot be read; NoData when it answers without
-    the platform's rules (not loaded, or not evaluated yet) or without any GPU allocation series."""
+    the platform's rules (not loaded, or not evaluated yet), without any GPU allocation series, or without what
+    busy GPU time is measured from (check_busy_inputs)."""
     q = queries(plan)
     raw: dict[str, Any] = {}
     rules = prom.query(q["rules"], win.end, WHAT["rules"])
@@ -186,11 +189,48 @@ def gather(prom: Prometheus, plan: Plan, win: Window) -> dict[str, Any]:
     if not raw["allocated"]:
         raise NoData(WHAT["allocated"], f"{prom.url} has no {a.TEAM_POOL_ALLOCATED_GPUS} samples in the window: "
                                         "is Kueue scraped (kueue_cluster_queue_resource_usage)?")
+    check_busy_inputs(prom, plan, win, raw)
     for name in COUNTERS:
         raw[name] = {"end": prom.query(q[name], win.last, WHAT[name]),
                      "start": prom.query(q[name], win.first - win.step, WHAT[name])}
     raw["workload_states"] = prom.query(q["workload_states"], win.last, WHAT["workload_states"])
     return raw
+
+
+def _keys(result: list[dict[str, Any]], *labels: str) -> set[tuple[str, ...]]:
+    """The label values of the series of a range query's result that have at least one sample."""
+    return {tuple(s["metric"].get(k, "") for k in labels) for s in result if s.get("values")}
+
+
+def check_busy_inputs(prom: Prometheus, plan: Plan, win: Window, raw: dict[str, Any]) -> None:
+    """NoData naming the input when busy GPU time was not measured: busy reads 0 and every allocated GPU-hour
+    idle otherwise, and nothing else in the report would say so. Two inputs, both read by the busy rules:
+    kube-state-metrics' pool label on nodes (without its --metric-labels-allowlist no GPU series joins a pool:
+    neither a held GPU nor a busy one shows, though Kueue allocated some), and dcgm-exporter's profiling field
+    (where profiling is unavailable the exporter drops it, and a team's pods hold GPUs, read from the
+    framebuffer field, that no busy series measures)."""
+    allocated = {(team, pool) for s in raw["allocated"] for team, pool in [(s["metric"].get("team", ""),
+                                                                           s["metric"].get("pool", ""))]
+                 if any(float(v) > 0 for _, v in s["values"])}
+    busy = _keys(raw["busy"], "team", "pool")
+    held = _keys(raw["pods"], "team", "pool")
+    seen_pools = {pool for _, pool in busy | held}
+    blind = sorted({pool for _, pool in allocated if pool not in seen_pools})
+    if blind and not prom.query_range(queries(plan)["pool_label"], win.first, win.last, win.step, WHAT["pool_label"]):
+        raise NoData(
+            WHAT["pool_label"],
+            f"{prom.url} has no node with it in the window, while GPUs were allocated in pool {', '.join(blind)}: "
+            f"kube-state-metrics exports it only with --metric-labels-allowlist={','.join(a.KSM_METRIC_LABELS_ALLOWLIST)} "
+            "(kube-prometheus-stack value kube-state-metrics.metricLabelsAllowlist); without it no GPU series joins "
+            "a pool, busy GPU-hours would read 0 and every allocated GPU-hour idle")
+    unmeasured = sorted(held - busy)
+    if unmeasured:
+        raise NoData(
+            f"busy GPUs ({a.BUSY_FIELD})",
+            f"{prom.url} has {a.HELD_FIELD} but no {a.BUSY_FIELD} series for the GPUs held by "
+            f"{', '.join(f'team {t} in pool {p}' for t, p in unmeasured)}: dcgm-exporter drops its profiling "
+            f"fields where profiling is unavailable (its log: \"Skipping line N ('{a.BUSY_FIELD}'): metric not "
+            "enabled\"), so busy GPU-hours would read 0 and every allocated GPU-hour idle")
 
 
 def compute(raw: dict[str, Any], plan: Plan, win: Window, time_scale: float = 1.0) -> dict[str, Any]:

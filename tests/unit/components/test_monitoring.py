@@ -291,7 +291,7 @@ def test_dashboards_count_a_shared_gpu_once() -> None:
     """With virtual GPUs a time-sliced GPU's series come once per pod using it: a per-node or per-pool sum or
     average of raw DCGM series collapses them per device first. The per-team memory panel is the one place a
     shared GPU counts for each of its teams, on purpose (its description says so)."""
-    per_team = 'sum by (team) (DCGM_FI_DEV_FB_USED * on (namespace)'
+    per_team = dashboards.framebuffer_by_team('{team=~"$team"}')
     for d in dashboards.dashboards(plan_of("prod")):
         for expr in d.expressions:
             if "DCGM_" not in expr or not re.search(r"\b(sum|avg) by \((node|pool)", expr):
