@@ -127,6 +127,36 @@ def _meta(name: str, namespace: str, labels: dict[str, str]) -> dict[str, Any]:
     return {"name": name, "namespace": namespace, "labels": labels}
 
 
+# How many times a JobSet restarts its whole gang (every child Job recreated, its pods resuming from their last
+# checkpoint) after a pod of it was lost to what is neither the application's crash nor the platform: a pod
+# deleted by hand, a container that died of its own SIGTERM or was OOM-killed (137 and 143 are counted,
+# jobs.pod_failure_policy, and a gang's first counted failure ends its Job).
+JOBSET_MAX_RESTARTS = 3
+# The reason of a Job failed by a FailJob rule: the application's own non-zero exit (k8s.io/api v0.33.13
+# batch/v1/types.go JobReasonPodFailurePolicy).
+JOB_REASON_POD_FAILURE_POLICY = "PodFailurePolicy"
+
+
+def jobset_failure_policy() -> dict[str, Any]:
+    """What a JobSet does when one of its Jobs fails (jobset v0.10.1 api/jobset/v1alpha2/jobset_types.go
+    FailurePolicy: rules in order, the first match acts; no match restarts the JobSet, up to maxRestarts).
+
+    - The application crashed (the Job failed by the template's FailJob rule, reason PodFailurePolicy): fail the
+      JobSet at once, as a batch Job does; rerunning a broken job on scarce GPUs helps nobody.
+    - Anything else that failed a Job (BackoffLimitExceeded: a pod deleted, a container dead of its own SIGTERM,
+      an OOM kill): restart the whole gang, at most JOBSET_MAX_RESTARTS times, so training resumes from its last
+      checkpoint instead of a survivor waiting on a rank that is gone. BlockingRecreate deletes every pod of the
+      old gang before the new one starts, so no rank of the new gang meets one of the old at its rendezvous.
+    A node lost or a preemption never gets here: those pods are ignored or untracked (jobs.pod_failure_policy)
+    and Kueue moves or requeues the whole workload."""
+    return {
+        "maxRestarts": JOBSET_MAX_RESTARTS,
+        "restartStrategy": "BlockingRecreate",
+        "rules": [{"name": "applicationFailed", "action": "FailJobSet",
+                   "onJobFailureReasons": [JOB_REASON_POD_FAILURE_POLICY]}],
+    }
+
+
 def _jobset(plan: Plan, req: JobRequest, team: TeamPlan, pool: PoolPlan, namespace: str, name: str) -> list[dict[str, Any]]:
     image, command = _stand_in(req)
     coordinator = f"{name}-{JOBSET_REPLICATED_JOB}-0-0.{name}"
@@ -156,9 +186,7 @@ def _jobset(plan: Plan, req: JobRequest, team: TeamPlan, pool: PoolPlan, namespa
             "suspend": True,
             # A headless Service named after the JobSet: every pod resolves as <pod hostname>.<name>.
             "network": {"enableDNSHostnames": True, "subdomain": name, "publishNotReadyAddresses": True},
-            # A gang that lost a pod is not restarted in place: Kueue evicts and requeues it (jobs.py, "When a
-            # node fails"); the application's own failure fails it.
-            "failurePolicy": {"maxRestarts": 0},
+            "failurePolicy": jobset_failure_policy(),
             "ttlSecondsAfterFinished": plan.job_ttl_seconds,
             "replicatedJobs": [{"name": JOBSET_REPLICATED_JOB, "replicas": 1, "template": {"spec": job_spec}}],
         },

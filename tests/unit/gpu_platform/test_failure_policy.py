@@ -149,3 +149,33 @@ def test_serving_replicas_stay_evictable() -> None:
     templates = _pod_templates("lws")
     assert templates
     assert all(SAFE_TO_EVICT not in t["metadata"].get("annotations", {}) for t in templates)
+
+
+def _jobset_action(policy: dict[str, Any], job_failure_reason: str) -> str:
+    """jobset v0.10.1 (pkg/controllers/failure_policy.go): the first rule whose onJobFailureReasons is empty or
+    names the failed Job's reason acts; none matching restarts the JobSet."""
+    for rule in policy.get("rules", []):
+        if not rule.get("onJobFailureReasons") or job_failure_reason in rule["onJobFailureReasons"]:
+            return rule["action"]
+    return "RestartJobSet"
+
+
+@pytest.mark.parametrize(("how", "exit_code", "expected"), [
+    ("the application crashed", 1, "FailJobSet"),
+    ("a pod was deleted by hand", 143, "RestartJobSet"),
+    ("a container died of its own SIGTERM", 143, "RestartJobSet"),
+    ("a container was OOM-killed", 137, "RestartJobSet"),
+])
+def test_a_jobset_gang_restarts_whole_when_it_loses_a_pod_and_fails_when_it_crashes(how: str, exit_code: int,
+                                                                                    expected: str) -> None:
+    (js,) = template(plan_of("prod"), JobRequest(team="llm-pretrain", pool="h100-train", gpus=8, nodes=2, name="t",
+                                                 kind="jobset"))
+    (rj,) = js["spec"]["replicatedJobs"]
+    child = rj["template"]["spec"]
+    # The child Job fails: FailJob's reason is PodFailurePolicy; a counted failure past backoffLimit 0,
+    # BackoffLimitExceeded (kubernetes v1.33.13 job_controller.go).
+    outcome = _outcome(child["podFailurePolicy"], exit_code)
+    assert child["backoffLimit"] == 0
+    reason = "PodFailurePolicy" if outcome == "FailJob" else "BackoffLimitExceeded"
+    assert _jobset_action(js["spec"]["failurePolicy"], reason) == expected, how
+    assert js["spec"]["failurePolicy"]["maxRestarts"] == 3

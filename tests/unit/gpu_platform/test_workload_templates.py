@@ -91,7 +91,9 @@ def test_the_jobset_is_one_gang_with_its_headless_service_rank_and_efa() -> None
     spec = js["spec"]
     assert spec["suspend"] is True and spec["ttlSecondsAfterFinished"] == 3600
     assert spec["network"] == {"enableDNSHostnames": True, "subdomain": "pretrain", "publishNotReadyAddresses": True}
-    assert spec["failurePolicy"] == {"maxRestarts": 0}
+    # A crash fails the gang; a lost pod (deleted, its own SIGTERM, OOM) restarts it whole, at most 3 times.
+    assert spec["failurePolicy"] == {"maxRestarts": 3, "restartStrategy": "BlockingRecreate", "rules": [
+        {"name": "applicationFailed", "action": "FailJobSet", "onJobFailureReasons": ["PodFailurePolicy"]}]}
     (rj,) = spec["replicatedJobs"]
     job = rj["template"]["spec"]
     assert (rj["name"], rj["replicas"], job["parallelism"], job["completions"], job["completionMode"],
