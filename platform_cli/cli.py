@@ -1,4 +1,4 @@
-"""`python -m platform_cli`: validate | plan | render | check | nodes | job | kueue-config | simulate | report | inventory | plugins | config-reference.
+"""`python -m platform_cli`: validate | plan | render | check | nodes | job | kueue-config | simulate | report | acceptance | inventory | plugins | config-reference.
 
 Exit codes: 0 ok, 1 policy violations (check), 2 invalid input (bad config, bad YAML, missing file).
 No traceback reaches the user for any bad input: every error names the file or config path.
@@ -21,6 +21,7 @@ from gpu_platform.stack_files import load_plan, read_json, stack_file
 from localcluster.signals import EXIT_INTERRUPTED, interrupt_on_sigterm
 from simulator.options import add_arguments as add_simulate_arguments
 
+from .acceptance import add_arguments as add_acceptance_arguments
 from .plan_report import format_plan
 from .plugins import AWS_PACKAGE, KUBERNETES_PACKAGE, plugin_of
 
@@ -197,6 +198,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_acceptance(args: argparse.Namespace) -> int:
+    from .acceptance import run
+
+    return run(args)
+
+
 def cmd_inventory(args: argparse.Namespace) -> int:
     from .inventory import run_inventory
 
@@ -207,12 +214,12 @@ def cmd_config_reference(args: argparse.Namespace) -> int:
     from .config_reference import stale, write
 
     if args.check:
-        out_of_date = stale()
+        out_of_date = stale(parser())
         for path in out_of_date:
             print(f"{path.name} is out of date with the spec models: run python -m platform_cli config-reference",
                   file=sys.stderr)
         return EXIT_VIOLATIONS if out_of_date else EXIT_OK
-    written = write()
+    written = write(parser())
     print(f"wrote {', '.join(p.name for p in written)}" if written else "config reference up to date")
     return EXIT_OK
 
@@ -290,6 +297,12 @@ def parser() -> argparse.ArgumentParser:
                     help="sign queries with AWS SigV4 (Amazon Managed Service for Prometheus) using the default AWS "
                          "credential chain; the region defaults to the workspace URL's")
     rp.set_defaults(func=cmd_report)
+    ac = sub.add_parser("acceptance", help="the design guide's acceptance test on the stack's cluster: a queued job as "
+                                           "the team, data pull, all-reduce, training, checkpoint and restore, labels, "
+                                           "useful work against a baseline; a verdict per step, exit 0 only when all "
+                                           "seven pass (docs/acceptance.md)")
+    add_acceptance_arguments(ac)
+    ac.set_defaults(func=cmd_acceptance)
     iv = sub.add_parser("inventory", help="after a recovery (docs/runbook.md): the platform objects of the cluster of "
                                           "KUBECONFIG that stack S's state does not list, and what the state or the "
                                           "program declares that the cluster lacks; exit 1 when any")

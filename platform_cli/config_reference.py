@@ -230,11 +230,11 @@ CLI_BLOCK = re.compile(r"<!-- BEGIN GENERATED: ([a-z][a-z-]*) [^>]*-->\n.*?<!-- 
 SYNOPSIS_WIDTH = 110
 
 
-def cli_commands() -> dict[str, tuple[str, argparse.ArgumentParser]]:
-    """Each command of `python -m platform_cli`: its one-line help and its parser, in the parser's order."""
-    from .cli import parser
-
-    (sub,) = [a for a in parser()._actions if isinstance(a, argparse._SubParsersAction)]
+def cli_commands(cli: argparse.ArgumentParser) -> dict[str, tuple[str, argparse.ArgumentParser]]:
+    """Each command of `python -m platform_cli` (`cli`: its parser, platform_cli.cli.parser(), handed in by the
+    command that runs this so that neither module imports the other): its one-line help and its parser, in the
+    parser's order."""
+    (sub,) = [a for a in cli._actions if isinstance(a, argparse._SubParsersAction)]
     helps = {a.dest: a.help or "" for a in sub._choices_actions}
     return {name: (helps.get(name, ""), p) for name, p in sub.choices.items()}
 
@@ -344,10 +344,10 @@ def cli_block(command: str, help_text: str, p: argparse.ArgumentParser) -> str:
     return "\n".join(lines)
 
 
-def cli_markdown(page: str) -> str:
+def cli_markdown(page: str, cli: argparse.ArgumentParser) -> str:
     """docs/cli.md with every command's block regenerated; a command the page lacks gets a section at the end
     (its prose to be written), and a block of a command the parser no longer has is left for the test to name."""
-    commands = cli_commands()
+    commands = cli_commands(cli)
     seen: set[str] = set()
 
     def regenerate(m: re.Match[str]) -> str:
@@ -363,23 +363,23 @@ def cli_markdown(page: str) -> str:
     return out
 
 
-def generated() -> dict[Path, str]:
-    """Every generated file and its content."""
+def generated(cli: argparse.ArgumentParser) -> dict[Path, str]:
+    """Every generated file and its content (`cli`: the CLI's parser, for docs/cli.md)."""
     schema = platform_schema()
     return {REFERENCE: markdown(schema), SCHEMA: _json(schema), STACK_SCHEMA: _json(stack_schema()),
-            CLI_REFERENCE: cli_markdown(CLI_REFERENCE.read_text() if CLI_REFERENCE.exists() else "")}
+            CLI_REFERENCE: cli_markdown(CLI_REFERENCE.read_text() if CLI_REFERENCE.exists() else "", cli)}
 
 
-def write() -> list[Path]:
+def write(cli: argparse.ArgumentParser) -> list[Path]:
     """Write the files that differ from what the models generate; the paths written."""
     changed = []
-    for path, text in generated().items():
+    for path, text in generated(cli).items():
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
             changed.append(path)
     return changed
 
 
-def stale() -> list[Path]:
+def stale(cli: argparse.ArgumentParser) -> list[Path]:
     """The committed files that differ from what the models generate."""
-    return [path for path, text in generated().items() if not path.exists() or path.read_text() != text]
+    return [path for path, text in generated(cli).items() if not path.exists() or path.read_text() != text]

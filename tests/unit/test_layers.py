@@ -190,3 +190,87 @@ def test_the_plan_carries_no_spec(stack: str) -> None:
 
     walk(plan_of(stack), "plan")
     assert seen == [], "\n".join(seen)
+
+
+# No module reaches back to one that imports it, even lazily or for type hints only: a cycle means two modules
+# decide one thing together (docs/architecture.md). Read as imports_of reads them, to the module.
+CYCLE_PACKAGES = ("gpu_platform", "components", "policies", "harness", "localcluster", "simulator", "platform_cli")
+
+
+def module_imports(source: str, module: str, is_package: bool, known: frozenset[str]) -> set[str]:
+    """The first-party modules `source` imports, each a module of `known` (a package is its __init__; `from pkg
+    import name` is the submodule pkg.name where there is one, else pkg)."""
+    found: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + (node.module.split(".") if node.module else []))
+            else:
+                target = node.module or ""
+            if target not in known:
+                continue
+            subs = {f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in known}
+            found |= subs
+            if len(subs) < len(node.names):
+                found.add(target)
+    found.discard(module)
+    return found
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def test_no_module_imports_one_that_imports_it() -> None:
+    paths = {module: path for package in CYCLE_PACKAGES for module, path in modules_of(package)}
+    known = frozenset(paths)
+    graph = {m: module_imports(p.read_text(), m, p.name == "__init__.py", known) for m, p in paths.items()}
+    assert import_cycles(graph) == []
+
+
+def test_the_cycle_check_sees_type_only_and_lazy_imports() -> None:
+    known = frozenset({"p", "p.a", "p.b", "p.c"})
+    graph = {
+        "p": module_imports("from .a import x", "p", True, known),
+        "p.a": module_imports("if TYPE_CHECKING:\n    from .b import B\n", "p.a", False, known),
+        "p.b": module_imports("def f():\n    from . import a\n", "p.b", False, known),
+        "p.c": module_imports("from p import a", "p.c", False, known),
+    }
+    assert graph["p.b"] == {"p.a"} and graph["p.c"] == {"p.a"}
+    assert import_cycles(graph) == [["p.a", "p.b"]]
