@@ -51,7 +51,7 @@ from localcluster.session import CACHE, Session, SessionError
 from localcluster.signals import interrupt_on_sigterm
 from simulator import kinds as sim_kinds
 from simulator.cli import go_duration_s
-from simulator.replay import create
+from simulator.submit import create
 
 STACK_FILE = ROOT / "tests" / "live" / "stack.yaml"
 TOOLS = ("pulumi", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kueue", "kwok", "helm", "etcd",

@@ -95,7 +95,7 @@ def busy_gpus(gpus: float, busy_fraction: float | None) -> float:
 # platform's overhead (allocated-but-idle), not the run's; and per run the live report has no quota series to
 # read it from.
 
-# How the replay records a run's end (simulator/metrics.Interval.ended) in these terms: a run evicted (preempted,
+# How the replay records a run's end (simulator/allocations.Interval.ended) in these terms: a run evicted (preempted,
 # a PodsReady timeout, a lost node's requeue) or started over in place (a lost pod replaced) was stopped by the
 # platform, as a pod deleted while it ran is in the live report.
 REPLAY_OUTCOME: dict[str, str] = {"finished": RUN_FINISHED, "running": RUN_RUNNING, "failed": RUN_FAILED,

@@ -6,7 +6,7 @@ once; the plan picks the installed ones (`addons.<key>.install`) and this module
 on the system pool; an `existing` cluster is expected to run it already (the live local cluster starts each as
 a host process from the same names: `namespace`, `webhook_service`, `webhook_secret`), and the stack deploys
 nothing for it. Either way Kueue's integrations follow: a framework whose controller is not installed is refused
-by the spec (spec/checks.py), never left for Kueue to wait on a CRD that will not come (Kueue v0.19.2 logs "No
+by the spec (spec/workload_controller_checks.py), never left for Kueue to wait on a CRD that will not come (Kueue v0.19.2 logs "No
 matching API in the server for job framework, deferring setting up controller" and waits:
 pkg/controller/jobframework/setup.go).
 

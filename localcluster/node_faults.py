@@ -1,6 +1,6 @@
 """A simulated GPU node failing the ways a real one does, and coming back: the live tests
 (tests/live/test_node_failure.py), the recovery benchmark (bench/recovery.py) and the what-if's node
-failures (simulator/replay.py).
+failures (simulator/fault_injection.py).
 
 - `fail`: the node reports NotReady, as a kubelet does when its container runtime, network or GPU driver
   breaks: annotated SIM_NODE_FAILED_ANNOTATION, KWOK (its kubelet) sets its Ready condition False and keeps
@@ -13,7 +13,7 @@ failures (simulator/replay.py).
   node of the same pool and name comes back, registered as scripts/local-cluster registers every node
   (server-side apply of the object, then its status, then the object again to drop the not-ready taint
   TaintNodesByCondition gives a new node). Reusing the name keeps the pool's node list the plan's.
-  `register_node` registers any simulated node that way (the what-if's spare nodes, simulator/replay.py).
+  `register_node` registers any simulated node that way (the what-if's spare nodes, simulator/fault_injection.py).
 """
 
 from __future__ import annotations

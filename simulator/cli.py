@@ -200,7 +200,8 @@ def simulate_all(configs: list[tuple[str, Path, Plan]], jobs: list[TraceJob], ho
     time: the constructed traces of tests/simulate keep the cluster they were measured on).
 
     `mode` "workloads" replays Kueue Workloads directly (simulator/direct_workloads.py) instead of Jobs."""
-    from .replay import drain, remove_spares
+    from .fault_injection import remove_spares
+    from .replay import drain
 
     reports: dict[str, dict] = {}
     session: Session | None = None

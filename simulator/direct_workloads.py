@@ -44,7 +44,9 @@ from localcluster.api import WORKLOADS, ApiError, Client
 from . import kinds
 from .progress import Progress, trace_done
 from .progress import line as progress_line
-from .replay import Event, Run, Tally, assignment, index_of, job_name, objects_for, wait_until_due
+from .records import Event, Run
+from .submit import index_of, job_name, objects_for, wait_until_due
+from .tally import Tally, assignment
 from .trace import TraceJob
 
 MODES = ("pods", "workloads")
@@ -110,7 +112,7 @@ def priority_of(plan: Plan, job_labels: dict[str, str], template_spec: dict[str,
 
 
 def workload_for(plan: Plan, objs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The Workload Kueue's Job integration would create for the job's objects (replay.objects_for), named
+    """The Workload Kueue's Job integration would create for the job's objects (submit.objects_for), named
     as the job, in its namespace, in its LocalQueue, with the job's labels."""
     job = kinds.managed(objs)
     if job["kind"] != "Job":

@@ -39,17 +39,17 @@ duration plus what a real cluster adds (Run.added_s), not for the wall time the 
 the speed; evictions and runs the horizon cuts count as observed. Where a correction overlaps the next
 admission on a full pool (the pod was cut a little too short), the pool's allocation is capped at its
 capacity. The `simulator.overhead` section states what was measured and what error remains.
+
+Here: `compute`, the pools, teams, cost and simulator sections. The sections beside it: allocations.py (the
+intervals every figure is computed from), node_figures.py, failure_figures.py, overhead_figures.py.
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 from gpu_platform import conventions as cv
-from gpu_platform.nodes import scales_locally, spare_nodes
 from gpu_platform.plan import Plan
 from gpu_platform import useful_work as uw
 from gpu_platform.useful_work import (
@@ -57,58 +57,15 @@ from gpu_platform.useful_work import (
     steps as _steps,
 )
 
-from . import fidelity, kinds
-from .replay import Run, ScaleUp
+from . import kinds
+from .allocations import Interval, intervals
+from .failure_figures import failure_figures, hits
+from .node_figures import node_figures
+from .overhead_figures import overhead
+from .records import Run
+from .rounding import in_hours, rounded
 
 SAMPLES = 240
-RESERVED = frozenset(cv.RESERVED_CAPACITY_TYPES)
-
-
-@dataclass(frozen=True, slots=True)
-class Interval:
-    job: int
-    team: str
-    flavor: str
-    units: int
-    start: float
-    end: float
-    ended: str          # finished | failed | evicted | interrupted (started over in place) | running
-
-    @property
-    def unit_seconds(self) -> float:
-        return self.units * max(0.0, self.end - self.start)
-
-
-def intervals(run: Run, held: bool = False) -> list[Interval]:
-    """Each admission's allocation, in trace seconds. `held`: as the replay held the quota (admission to
-    release times the speed); otherwise, in a corrected run, a run that ended by itself lasts its trace
-    duration plus what a real cluster adds."""
-    out: list[Interval] = []
-    open_: dict[int, tuple[float, str, int]] = {}
-    late: dict[int, float] = {}   # job -> when its pods all ran, the admission's run waiting for a node
-    for e in run.events:
-        if e.kind == "admitted":
-            open_[e.job] = (e.t, e.flavor, e.units)
-            late.pop(e.job, None)
-        elif e.kind == "restarted" and e.job in open_:
-            # A lost pod replaced while the job stayed admitted: the run so far is lost, a new one starts.
-            start, flavor, units = open_.pop(e.job)
-            out.append(Interval(e.job, run.jobs[e.job].team, flavor, units, start, min(e.t, run.horizon), "interrupted"))
-            open_[e.job] = (e.t, flavor, units)
-            late.pop(e.job, None)
-        elif e.kind == "started" and e.job in open_:
-            late[e.job] = e.t
-        elif e.kind in ("evicted", "finished") and e.job in open_:
-            start, flavor, units = open_.pop(e.job)
-            ended = "evicted" if e.kind == "evicted" else ("failed" if e.reason == "Failed" else "finished")
-            end = e.t
-            if run.corrected and not held and ended != "evicted":
-                end = max(start, late.get(e.job, start)) + run.jobs[e.job].duration + run.added_s
-            late.pop(e.job, None)
-            out.append(Interval(e.job, run.jobs[e.job].team, flavor, units, start, min(end, run.horizon), ended))
-    for job, (start, flavor, units) in open_.items():
-        out.append(Interval(job, run.jobs[job].team, flavor, units, start, run.horizon, "running"))
-    return [iv for iv in out if iv.start < run.horizon]
 
 
 def compute(run: Run, plan: Plan) -> dict[str, Any]:
@@ -223,11 +180,11 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             "finished": len(ok),
             "failed": len(failed),
             "waiting_at_end": len(still),
-            "wait_p50_h": _h(percentile(waits, 0.5)),
-            "wait_p95_h": _h(percentile(waits, 0.95)),
-            "wait_max_h": _h(max(waits + still) if waits or still else None),
-            "wait_to_run_p50_h": _h(percentile(to_run, 0.5)),
-            "wait_to_run_p95_h": _h(percentile(to_run, 0.95)),
+            "wait_p50_h": in_hours(percentile(waits, 0.5)),
+            "wait_p95_h": in_hours(percentile(waits, 0.95)),
+            "wait_max_h": in_hours(max(waits + still) if waits or still else None),
+            "wait_to_run_p50_h": in_hours(percentile(to_run, 0.5)),
+            "wait_to_run_p95_h": in_hours(percentile(to_run, 0.95)),
             "gpu_hours_used": round(used, 2),
             "gpu_hours_nominal": round(nominal, 2),
             "borrowed_gpu_hours": round(borrowed, 2),
@@ -296,14 +253,14 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             "wall_s": round(run.wall_seconds, 1),
             "compressed_trace_s": round(H / run.speed, 1),
             "wall_over_compressed": round(run.wall_seconds / (H / run.speed), 3) if H else None,
-            "submit_lag_p95_s": _r(percentile(run.submit_lag, 0.95)),
-            "kueue_reaction_p50_s": _r(percentile(run.handoff, 0.5)),
-            "kueue_reaction_p95_s": _r(percentile(run.handoff, 0.95)),
+            "submit_lag_p95_s": rounded(percentile(run.submit_lag, 0.95)),
+            "kueue_reaction_p50_s": rounded(percentile(run.handoff, 0.5)),
+            "kueue_reaction_p95_s": rounded(percentile(run.handoff, 0.95)),
             "reactions": len(run.handoff),
-            "kueue_reaction_max_s": _r(max(run.handoff, default=None)),
-            "kueue_admission_p50_s": _r(percentile(run.admission, 0.5)),
-            "kueue_admission_max_s": _r(max(run.admission, default=None)),
-            "resolution_trace_s": _r((percentile(run.handoff, 0.5) or 0) * run.speed),
+            "kueue_reaction_max_s": rounded(max(run.handoff, default=None)),
+            "kueue_admission_p50_s": rounded(percentile(run.admission, 0.5)),
+            "kueue_admission_max_s": rounded(max(run.admission, default=None)),
+            "resolution_trace_s": rounded((percentile(run.handoff, 0.5) or 0) * run.speed),
             "overhead": overhead(run, plan, ivs),
         },
         "series": {"t_h": [round(t / 3600, 4) for t in grid], "utilization": series, "queue_depth": queue_series,
@@ -348,319 +305,9 @@ def _public(nodes: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def node_figures(run: Run, plan: Plan, ivs: list[Interval]) -> dict[str, Any] | None:
-    """The nodes that ran, per pool and in all, from the replay's node samples (None: a run without them).
-
-    Each sample holds until the next one (the last until the horizon). At each, per pool: units up U (its
-    nodes up, spare nodes aside: they are costed as spares), units allocated A (Kueue's quota, from the
-    intervals, each run charged to its kind: finished, running at the horizon, lost), used = min(A, U),
-    idle = U - used; elastic idle = the units of nodes with no pod of the trace (at most the idle), only on
-    pools that are not reserved; reserved idle = the idle of reserved pools; partly used = the rest of the
-    idle; held without a node = max(0, A - U). Cost: units up times the unit price, the used part shared
-    out over the kinds of allocation in proportion."""
-    if run.node_samples is None:
-        return None
-    H = run.horizon
-    spares = {n["metadata"]["name"] for n in spare_nodes(plan, run.spares)}
-    samples = sorted((s for s in run.node_samples if s.t < H), key=lambda s: s.t)
-    kinds_of = ("useful_usd", "lost_usd", "running_usd")
-    alloc: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
-    for iv in ivs:
-        key = cost_key(iv.ended)
-        alloc[(iv.flavor, key)] += [(iv.start, iv.units), (iv.end, -iv.units)]
-    steps = {k: _steps(v) for k, v in alloc.items()}
-    by_job_pool: dict[str, list[ScaleUp]] = defaultdict(list)
-    for su in run.scale_ups:
-        if su.running < H:
-            by_job_pool[su.pool].append(su)
-    out_pools: dict[str, Any] = {}
-    up_steps: dict[str, list[tuple[float, float]]] = {}
-    totals: dict[str, float] = defaultdict(float)
-    for p in plan.pools:
-        upn, upg = p.units_per_node, p.units_per_gpu
-        unit_usd = p.usd_per_node_hour / upn
-        reserved = p.capacity_type in RESERVED
-        acc: dict[str, float] = defaultdict(float)   # unit-seconds, node-seconds
-        usd: dict[str, float] = defaultdict(float)
-        counts: list[int] = []
-        seen: set[str] = set()
-        first = None
-        points: list[tuple[float, float]] = []
-        for k, sample in enumerate(samples):
-            dt = (samples[k + 1].t if k + 1 < len(samples) else H) - max(0.0, sample.t)
-            if dt <= 0:
-                continue
-            nodes = [(name, held) for name, held in sample.pools.get(p.name, ()) if name not in spares]
-            if first is None:
-                first = {name for name, _ in nodes}
-            seen |= {name for name, _ in nodes}
-            counts.append(len(nodes))
-            points.append((max(0.0, sample.t), float(len(nodes))))
-            up = len(nodes) * upn
-            empty = sum(1 for _, held in nodes if not held) * upn
-            parts = {key: _at(steps.get((p.flavor, key), []), sample.t) for key in kinds_of}
-            allocated = sum(parts.values())
-            used = min(allocated, up)
-            idle = up - used
-            elastic = 0.0 if reserved else min(empty, idle)
-            acc["node_s"] += len(nodes) * dt
-            acc["idle"] += idle * dt
-            acc["reserved_idle"] += (idle if reserved else 0.0) * dt
-            acc["elastic_idle"] += elastic * dt
-            acc["partly_used_idle"] += (0.0 if reserved else idle - elastic) * dt
-            acc["held_without_node"] += max(0.0, allocated - up) * dt
-            acc["used"] += used * dt
-            acc["up"] += up * dt
-            for key, units in parts.items():
-                if allocated:
-                    usd[key] += units * used / allocated * dt * unit_usd / 3600
-            usd["idle_usd"] += idle * dt * unit_usd / 3600
-        latencies = [su.latency for su in by_job_pool.get(p.name, [])]
-        raw = {
-            "node_hours": acc["node_s"] / 3600,
-            "usd": acc["node_s"] / 3600 * p.usd_per_node_hour,
-            "usd_at_max": p.max_nodes * p.usd_per_node_hour * H / 3600,
-            "gpu_hours_up": acc["up"] / upg / 3600,
-            **{f"{key}_gpu_hours": acc[key] / upg / 3600
-               for key in ("idle", "reserved_idle", "elastic_idle", "partly_used_idle", "held_without_node")},
-        }
-        for key, value in raw.items():
-            totals[key] += value
-        row = {
-            "capacity_type": p.capacity_type,
-            "scales": scales_locally(p),
-            "nodes_at_start": len(first or ()),
-            "nodes_peak": max(counts, default=0),
-            "nodes_max": p.max_nodes,
-            "nodes_added": len(seen - (first or set())),
-            **{k: round(v, 3 if k == "node_hours" else 2) for k, v in raw.items()},
-            "utilization_up": round(acc["used"] / acc["up"], 4) if acc["up"] else None,
-            "scale_up_pods": len(latencies),
-            "scale_up_jobs": len({su.job for su in by_job_pool.get(p.name, [])}),
-            "scale_up_p50_s": _r(percentile(latencies, 0.5)),
-            "scale_up_p95_s": _r(percentile(latencies, 0.95)),
-            "scale_up_max_s": _r(max(latencies, default=None)),
-            "_usd": dict(usd),
-        }
-        out_pools[p.name] = row
-        up_steps[p.name] = points
-    latencies = [su.latency for su in run.scale_ups if su.running < H]
-    return {
-        **{k: round(v, 3 if k == "node_hours" else 2) for k, v in totals.items()},
-        "scale_up_delay_s": run.scale_up_delay_s,
-        "scale_down_delay_s": run.scale_down_delay_s,
-        "samples": len(samples),
-        "scale_up_pods": len(latencies),
-        "scale_up_p50_s": _r(percentile(latencies, 0.5)),
-        "scale_up_p95_s": _r(percentile(latencies, 0.95)),
-        "scale_up_max_s": _r(max(latencies, default=None)),
-        "scale_up_p50_wall_s": _r(None if not latencies else percentile(latencies, 0.5) / run.speed),
-        "pools": out_pools,
-        "_up": up_steps,
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A trace job a node failure struck, resolved against the job's runs (trace seconds)."""
-    job: int
-    pool: str
-    at: float                  # the failure
-    units_on_node: int         # what the job held on the failed node
-    run_start: float           # the start of the run the failure struck
-    stop: float                # when the platform stopped the run (requeued) or started it over (restarted)
-    outcome: str               # requeued | restarted | running (neither by the horizon) | finished (it ended first)
-    next_start: float | None   # the start of its next run
-
-
-def hits(run: Run, ivs: list[Interval]) -> list[Hit]:
-    """Every job each injected failure struck, with the run it struck and what became of it. A run struck
-    twice (a second node of it failed before it was stopped) counts once: it was lost already."""
-    runs: dict[int, list[Interval]] = defaultdict(list)
-    for iv in sorted(ivs, key=lambda iv: iv.start):
-        runs[iv.job].append(iv)
-    out: list[Hit] = []
-    seen: set[tuple[int, float]] = set()
-    for record in sorted(run.failures, key=lambda r: r.at):
-        for job, units in record.hits:
-            mine = runs.get(job, [])
-            k = max((k for k, iv in enumerate(mine) if iv.start <= record.at), default=None)
-            if k is None or (job, mine[k].start) in seen:
-                continue
-            seen.add((job, mine[k].start))
-            iv = mine[k]
-            outcome = {"evicted": "requeued", "interrupted": "restarted", "running": "running"}.get(iv.ended, "finished")
-            stop = iv.end if outcome in ("requeued", "restarted") else (run.horizon if outcome == "running" else iv.end)
-            out.append(Hit(job, run.jobs[job].pool, record.at, units, iv.start, stop, outcome,
-                           mine[k + 1].start if k + 1 < len(mine) else None))
-    return out
-
-
-FAILURE_KEYS = ("failures", "skipped", "jobs_hit", "runs_struck", "requeued", "restarted", "work_redone_gpu_hours",
-                "stalled_gpu_hours", "capacity_down_gpu_hours", "uncovered_down_gpu_hours", "gpu_hours_lost",
-                "spare_gpu_hours", "recovery_p50_h", "recovery_max_h", "delay_p50_h", "delay_max_h",
-                "not_recovered")
-
-
-def failure_figures(run: Run, plan: Plan, struck: list[Hit]) -> dict[str, Any] | None:
-    """What the replay's node failures cost, per pool and in all (None for a replay without failures).
-
-    GPU-hours lost = work redone + stalled + capacity down not covered by a spare:
-    - work redone: each struck run's GPUs times its time from its start to the failure (a run starts over:
-      what it had done is done again; a run that ended by itself before it was stopped lost nothing);
-    - stalled: the run's GPUs on its other nodes, from the failure until the platform stopped it or
-      started it over (a gang's healthy members wait on the lost one);
-    - capacity down: each failed node's GPUs from the failure to its repair (or the horizon); uncovered:
-      only while more nodes of the pool are down than it has spares.
-    Recovery: failure -> the job's next run; delay: the job's next run less the start of the run struck
-    (summed over its hits), over the jobs whose every hit was followed by a next run."""
-    if run.failure_schedule is None:
-        return None
-    H = run.horizon
-    pools = plan.pools_by_name
-
-    def gpus(pool: str, units: float) -> float:
-        return units / pools[pool].units_per_gpu
-
-    raw: dict[str, dict[str, float]] = {}
-    rows: dict[str, dict[str, Any]] = {}
-    for p in plan.pools:
-        node_gpus = p.units_per_node / p.units_per_gpu
-        records = [r for r in run.failures if r.failure.pool == p.name]
-        down = _steps([d for r in records if r.node is not None
-                       for d in ((r.at, 1), (min(r.repaired if r.repaired is not None else H, H), -1))])
-        mine = [h for h in struck if h.pool == p.name]
-        lost = [h for h in mine if h.outcome != "finished"]
-        redone = sum(gpus(p.name, run.jobs[h.job].total_units) * (h.at - h.run_start) for h in lost) / 3600
-        stalled = sum(gpus(p.name, run.jobs[h.job].total_units - h.units_on_node) * (h.stop - h.at) for h in lost) / 3600
-        down_h = _integrate(down, H) * node_gpus / 3600
-        spares = run.spares.get(p.name, 0)
-        uncovered = _integrate(down, H, lambda v: max(0.0, v - spares)) * node_gpus / 3600
-        raw[p.name] = {
-            "failures": sum(1 for r in records if r.node is not None),
-            "skipped": sum(1 for r in records if r.node is None),
-            "work_redone_gpu_hours": redone,
-            "stalled_gpu_hours": stalled,
-            "capacity_down_gpu_hours": down_h,
-            "uncovered_down_gpu_hours": uncovered,
-            "gpu_hours_lost": redone + stalled + uncovered,
-            "spare_gpu_hours": spares * node_gpus * H / 3600,
-        }
-        rows[p.name] = {**{k: round(v, 3) for k, v in raw[p.name].items()}, **_hit_figures(lost)}
-    lost = [h for h in struck if h.outcome != "finished"]
-    total: dict[str, Any] = {k: round(sum(r[k] for r in raw.values()), 3) for k in next(iter(raw.values()), {})}
-    total.update(_hit_figures(lost))
-    detection = [h.stop - h.at for h in lost if h.outcome in ("requeued", "restarted")]
-    return {
-        "rate_per_node_hour": run.failure_rate,
-        "seed": run.failure_seed,
-        "spare_nodes": dict(run.spares),
-        "toleration_s": round(run.toleration_s, 1),
-        "scheduled": sum(1 for f in run.failure_schedule if f.at < H),
-        **{k: total[k] for k in FAILURE_KEYS},
-        "finished_before_stopped": sum(1 for h in struck if h.outcome == "finished"),
-        "started_late": sum(1 for e in run.events if e.kind == "started"),
-        "stopped_p50_s": _r(percentile(detection, 0.5)),
-        "stopped_max_s": _r(max(detection, default=None)),
-        "pools": rows,
-        "events": [{"t_h": round(r.at / 3600, 4), "pool": r.failure.pool, "node": r.node,
-                    "repaired_h": None if r.repaired is None else round(r.repaired / 3600, 4),
-                    "jobs": [{"job": j, "line": run.jobs[j].line, "units": u} for j, u in r.hits]}
-                   for r in sorted(run.failures, key=lambda r: r.at)],
-    }
-
-
-def _hit_figures(lost: list[Hit]) -> dict[str, Any]:
-    """Jobs hit, runs struck (a job restarted and struck again counts twice), requeued, restarted, recovery
-    and completion delay over the hits that lost work."""
-    recovery = [h.next_start - h.at for h in lost if h.next_start is not None]
-    delay: dict[int, float] = defaultdict(float)
-    unrecovered = {h.job for h in lost if h.next_start is None}
-    for h in lost:
-        if h.next_start is not None:
-            delay[h.job] += h.next_start - h.run_start
-    delays = [d for job, d in delay.items() if job not in unrecovered]
-    return {
-        "jobs_hit": len({h.job for h in lost}),
-        "runs_struck": len(lost),
-        "requeued": sum(1 for h in lost if h.outcome == "requeued"),
-        "restarted": sum(1 for h in lost if h.outcome == "restarted"),
-        "recovery_p50_h": _h(percentile(recovery, 0.5)),
-        "recovery_max_h": _h(max(recovery, default=None)),
-        "delay_p50_h": _h(percentile(delays, 0.5)),
-        "delay_max_h": _h(max(delays, default=None)),
-        "not_recovered": len(unrecovered),
-    }
-
-
-def _gpu_hours(ivs: list[Interval], plan: Plan) -> float:
-    pools = plan.pools_by_name
-    return sum(iv.unit_seconds / pools[iv.flavor].units_per_gpu / 3600 for iv in ivs if iv.flavor in pools)
-
-
-def overhead(run: Run, plan: Plan, ivs: list[Interval] | None = None) -> dict[str, Any]:
-    """The simulator's own time per job, what the correction did with it and the error that remains, from
-    the run's timings (wall seconds) of the runs that ended by themselves."""
-    timings = run.timings
-    per_job = [t.overhead_s for t in timings if t.overhead_s is not None]
-    starts = [t.running - t.admitted for t in timings if t.running is not None]
-    ends = [t.finished - t.ended for t in timings if t.ended is not None]
-    residual = [abs(t.residual_s) for t in timings]
-    measured = percentile(per_job, 0.5)
-    basis = measured if measured is not None else (
-        percentile(run.calibration, 0.5) if run.calibration else fidelity.PRIOR_OVERHEAD_S)
-    durations = [run.jobs[e.job].duration for e in run.events if e.kind == "submitted"]
-    gpu_h = {e.job: run.jobs[e.job].total_units * run.jobs[e.job].duration
-             / plan.pools_by_name[run.jobs[e.job].pool].units_per_gpu for e in run.events if e.kind == "submitted"}
-    flags = fidelity.untrusted(durations, basis, run.speed)
-    jobs_in_order = [e.job for e in run.events if e.kind == "submitted"]
-    untrusted_work = sum(gpu_h[j] for j, f in zip(jobs_in_order, flags) if f)
-    share = sum(flags) / len(flags) if flags else 0.0
-    fix = fidelity.fastest_trusted_speed(durations, basis)
-    warning = None
-    if share > fidelity.UNTRUSTED_SHARE_LIMIT:
-        warning = (f"{share:.0%} of the jobs run shorter than {fidelity.TRUST_FACTOR:g}x the simulator's own "
-                   f"{basis:.2f} s per job ({fidelity.TRUST_FACTOR * basis * run.speed:,.0f} s of trace time at "
-                   f"{run.speed:g}x): their waits, and the hand-overs of their quota, are not to be trusted; "
-                   f"--speed {math.floor(fix * 10) / 10:g} would keep them under {fidelity.UNTRUSTED_SHARE_LIMIT:.0%}")
-    return {
-        "corrected": run.corrected,
-        "calibration_s": [round(x, 3) for x in run.calibration],
-        "added_per_run_s": round(run.added_s, 3),
-        "runs_timed": len(timings),
-        "per_job_p50_s": _r(measured),
-        "per_job_p95_s": _r(percentile(per_job, 0.95)),
-        "per_job_trace_s": _r(None if measured is None else measured * run.speed),
-        "admission_to_running_p50_s": _r(percentile(starts, 0.5)),
-        "admission_to_running_p95_s": _r(percentile(starts, 0.95)),
-        "end_to_release_p50_s": _r(percentile(ends, 0.5)),
-        "end_to_release_p95_s": _r(percentile(ends, 0.95)),
-        "residual_p50_s": _r(percentile(residual, 0.5)),
-        "residual_p95_s": _r(percentile(residual, 0.95)),
-        "residual_max_s": _r(max(residual, default=None)),
-        "gpu_hours_held": round(_gpu_hours(intervals(run, held=True), plan), 2),
-        "gpu_hours_counted": round(_gpu_hours(intervals(run) if ivs is None else ivs, plan), 2),
-        "trust_factor": fidelity.TRUST_FACTOR,
-        "untrusted_below_trace_s": round(fidelity.TRUST_FACTOR * basis * run.speed, 1),
-        "untrusted_jobs": sum(flags),
-        "untrusted_share": round(share, 4),
-        "untrusted_gpu_hours_share": round(untrusted_work / sum(gpu_h.values()), 4) if gpu_h else 0.0,
-        "speed_to_trust": None if math.isinf(fix) else math.floor(fix * 10) / 10,
-        "warning": warning,
-    }
-
-
 def iv_reason_timeout(run: Run, iv: Interval) -> bool:
     return any(e.kind == "evicted" and e.job == iv.job and e.reason == "PodsReadyTimeout" and abs(e.t - iv.end) < 1e-6
                for e in run.events)
-
-
-def _h(seconds: float | None) -> float | None:
-    return None if seconds is None else round(seconds / 3600, 3)
-
-
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 3)
 
 
 def _root(plan: Plan, cohort: str | None) -> str | None:

@@ -1,7 +1,7 @@
 """The report of a replay: a terminal table, report.json, report.md (for a pull-request comment) and PNG
 plots (utilization over time per pool, queue depth per team, wait-time CDF per team, nodes up per pool);
 and, for a comparison, the deltas of a second configuration against the first, side by side. The nodes
-that ran (metrics.node_figures) and a replay's node failures (metrics.failure_figures) have tables of
+that ran (node_figures) and a replay's node failures (failure_figures) have tables of
 their own: the figures are computed there, only shown here."""
 
 from __future__ import annotations

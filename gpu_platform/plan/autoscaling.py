@@ -343,7 +343,7 @@ def _usd(nodes: int, pool: PoolPlan) -> str:
 
 def capacity_warnings(spec: Platform, pools: tuple[PoolPlan, ...], provisioning: ProvisioningPlan) -> list[str]:
     """What the capacity semantics cannot do for a spec: reserved nodes left idle, pools nothing scales, and
-    topology-aware pools that cannot grow (the ones that cannot start at all are refused in spec.checks)."""
+    topology-aware pools that cannot grow (the ones that cannot start at all are refused in spec/capacity_checks.py)."""
     out: list[str] = []
     by_name = {p.name: p for p in spec.pools}
     for p in pools:

@@ -15,7 +15,7 @@ from gpu_platform import catalog, conventions as cv
 
 from . import objects as o
 from .framework import ADVISORY, Config, GuardrailResourcePolicy, GuardrailStackPolicy, Report, Resource, StackReport, guarded
-from .queues import flavors
+from .resource_flavors import flavors
 from .labeling import is_gpu_pool_nodes
 
 LATEST = "latest"

@@ -15,7 +15,7 @@ from .framework import (
 )
 from .settings import FORBIDDEN_API_VERSIONS, SYSTEM_NAMESPACES
 
-# The same expression the spec validates addon versions with (conventions.py).
+# The same expression the spec validates addon versions with (gpu_platform/conventions/).
 EXACT_VERSION = cv.EXACT_VERSION
 LOCAL_CHART_PREFIXES = ("./", "../", "/")
 

@@ -118,7 +118,7 @@ def test_pack_project_uses_the_project_virtualenv() -> None:
     assert {p for p in pins if "==" in p} <= project_pins
 
 
-# Strings that conventions.py spells: label keys, taints, names. The rules import them instead.
+# Strings that gpu_platform/conventions/ spells: label keys, taints, names. The rules import them instead.
 SPELLED = sorted({v for k, v in vars(cv).items() if k.isupper() and isinstance(v, str) and ("/" in v or "." in v)})
 
 

@@ -20,7 +20,7 @@ from botocore.loaders import Loader
 
 from gpu_platform import conventions as cv
 from gpu_platform.spec import SpecError, load_platform
-from gpu_platform.spec import checks
+from gpu_platform.spec import karpenter_checks, pool_checks
 from gpu_platform.spec.limits import IAM_ROLE_NAME_MAX
 from tests.conftest import KARPENTER_STACK, background_render, platform_raw, rendered, stack_doc
 
@@ -113,14 +113,14 @@ def limit_of(key: tuple[str, str]) -> int:
 
 def test_the_spec_checks_names_against_the_models_limits() -> None:
     assert IAM_ROLE_NAME_MAX == model_limit("iam", "CreateRole", "RoleName") == 64
-    assert checks.EVENTBRIDGE_RULE_NAME_MAX == model_limit("events", "PutRule", "Name") == 64
-    assert checks.SQS_QUEUE_NAME_MAX == model_limit("sqs", "CreateQueue", "QueueName") == 80
+    assert karpenter_checks.EVENTBRIDGE_RULE_NAME_MAX == model_limit("events", "PutRule", "Name") == 64
+    assert karpenter_checks.SQS_QUEUE_NAME_MAX == model_limit("sqs", "CreateQueue", "QueueName") == 80
 
 
 def test_eks_node_group_names_are_the_one_limit_no_model_states() -> None:
     """If botocore's eks model ever states one, read it from there (and this fails to say so)."""
     assert model_limit("eks", "CreateNodegroup", "nodegroupName") is None
-    assert checks.EKS_NODEGROUP_NAME_MAX == EKS_NODEGROUP_NAME_MAX
+    assert pool_checks.EKS_NODEGROUP_NAME_MAX == EKS_NODEGROUP_NAME_MAX
 
 
 # ---------------------------------------------------------------------------------------------------

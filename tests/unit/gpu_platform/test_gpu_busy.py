@@ -10,7 +10,7 @@ import pytest
 from gpu_platform.jobs import JobError, JobRequest, job
 from gpu_platform.stack_files import load_plan
 from platform_cli.cli import main
-from simulator.replay import objects_for
+from simulator.submit import objects_for
 from simulator.trace import TraceError, dump_csv, parse
 from tests.conftest import ROOT, plan_of
 

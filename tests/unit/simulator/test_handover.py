@@ -10,7 +10,8 @@ import threading
 import pytest
 
 from simulator.direct_workloads import _Replay
-from simulator.replay import NAME_PREFIX, Run
+from simulator.records import Run
+from simulator.submit import NAME_PREFIX
 from simulator.trace import TraceJob
 
 

@@ -12,7 +12,8 @@ from gpu_platform.stack_files import load_plan
 from gpu_platform.spec import load_stack_config
 from simulator import synthetic
 from simulator.metrics import compute
-from simulator.replay import Event, Run, Timing, objects_for
+from simulator.records import Event, Run, Timing
+from simulator.submit import objects_for
 from simulator.stackfile import kubernetes_layer
 from simulator.trace import TraceError, TraceJob, dump_csv, parse
 from tests.conftest import ROOT, plan_of, stack_doc
@@ -221,7 +222,7 @@ def test_report_files(tmp_path, sim_plan) -> None:
 
 def test_a_pod_ends_when_its_quota_should_come_back_less_the_end_of_the_chain() -> None:
     from simulator.fidelity import end_time
-    from simulator.replay import kwok_time
+    from simulator.pod_ends import kwok_time
 
     # The issue's job: 30 minutes at 30x is 60 s of wall time from its admission (at 100 s on the replay's
     # clock); the quota comes back 1.5 s after the pod ends, so the pod ends at 158.5 s, however long its
@@ -286,7 +287,7 @@ def test_the_default_speed_is_lowered_for_short_jobs_or_warns() -> None:
 def _timed_run(jobs: list[TraceJob], finish_after: float, speed: float, corrected: bool) -> Run:
     """Jobs of 8 GPUs on the 16-GPU `fill` pool, two at a time, each wave admitted when the last ended
     and holding the quota `finish_after` trace seconds."""
-    from simulator.replay import Timing
+    from simulator.records import Timing
 
     run = Run(jobs=jobs, speed=speed, horizon=4 * finish_after, corrected=corrected,
               calibration=[2.0, 2.0, 2.0] if corrected else [])
@@ -337,7 +338,7 @@ def test_a_correction_that_overlaps_the_next_admission_does_not_exceed_the_pool(
 
 def test_the_report_warns_when_short_jobs_cannot_be_replayed_at_the_speed(sim_plan) -> None:
     from simulator import report
-    from simulator.replay import Timing
+    from simulator.records import Timing
 
     # The synthetic profile's median job (206 s) at 80x, with the issue's 2.3 s chain (1 s to Running, 1.3 s
     # from the pod's end): 2 x 2.3 x 80 = 368 s of trace time, so all ten are untrusted; 206 / 4.6 = 44.8x
@@ -536,7 +537,7 @@ def test_spare_nodes_cover_capacity_down_at_their_own_cost(sim_plan) -> None:
 
 
 def test_a_job_admitted_onto_a_down_nodes_quota_runs_its_whole_duration_once_it_starts(sim_plan) -> None:
-    from simulator.metrics import intervals
+    from simulator.allocations import intervals
 
     # Admitted at 900 s while its node was down, its pod ran at 1200 s: counted to 1200 + 600 s.
     run = Run(jobs=[TraceJob(2, 0.0, "left", "share", 8, 1, 600.0)], speed=1, horizon=3600, corrected=True,
@@ -673,7 +674,7 @@ def _elastic_run() -> Run:
     - share (0-2 nodes): job 1, 2 pods of 8, admitted at 0 while share has no node; two nodes come at 300 s, its
       pods run at 300 and 310 s; it ends at 1500 s and the nodes stay empty until 2400 s (the scale-down delay);
     - lend (0-2 nodes): a node from 1800 to 3000 s; job 2 holds 4 of its 8 units from 1800 to 2400 s."""
-    from simulator.replay import NodeSample, ScaleUp
+    from simulator.records import NodeSample, ScaleUp
 
     jobs = [TraceJob(2, 0.0, "solo", "fill", 8, 1, 1800.0), TraceJob(3, 0.0, "left", "share", 8, 2, 1200.0),
             TraceJob(4, 1800.0, "borrower", "lend", 4, 1, 600.0)]

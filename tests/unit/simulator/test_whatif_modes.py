@@ -11,7 +11,8 @@ import pytest
 from simulator import direct_workloads as dw
 from simulator.fidelity import compare_runs, kendall_tau, quantile, waits
 from simulator.progress import Printer, Progress, bar, duration, line
-from simulator.replay import Event, Run, objects_for
+from simulator.records import Event, Run
+from simulator.submit import objects_for
 from simulator.trace import TraceJob
 from tests import crd_schema
 from tests.conftest import ROOT, plan_of
