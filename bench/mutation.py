@@ -76,7 +76,7 @@ EXTRA: dict[str, tuple[str, ...]] = {
     "components/autoscaler.py": ("tests/unit/components/test_autoscaler.py",),
     "components/gpu_operator.py": ("tests/unit/components/test_gpu_operator.py", "tests/unit/docs/test_docs_chart_values.py"),
     "components/monitoring.py": ("tests/unit/components/test_monitoring.py", "tests/promtool/test_promtool.py"),
-    "components/alerts.py": ("tests/unit/components/test_monitoring.py", "tests/promtool/test_promtool.py"),
+    "components/alerts/": ("tests/unit/components/test_monitoring.py", "tests/promtool/test_promtool.py"),
     "components/dashboards.py": ("tests/unit/components/test_monitoring.py",),
     "components/storage.py": ("tests/unit/components/test_data_path.py", "tests/unit/components/test_data_isolation.py"),
     "components/identity.py": ("tests/unit/components/test_security.py", "tests/unit/components/test_tenancy.py"),

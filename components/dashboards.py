@@ -1,6 +1,6 @@
 """Grafana dashboards of the platform, generated from Python (no hand-edited JSON to drift).
 
-Each dashboard reads the recording rules of components/alerts.py (so a panel and an alert never disagree
+Each dashboard reads the recording rules of components/alerts/ (so a panel and an alert never disagree
 on what "utilization of team X" means), Kueue's metrics, and the DCGM fields Monitoring asks
 dcgm-exporter for. Grafana's dashboard sidecar loads every ConfigMap labelled
 `grafana_dashboard: "1"` (kube-prometheus-stack's default sidecar label), one dashboard per data key.

@@ -21,7 +21,7 @@ from gpu_platform.kueue_config import local_controller_config
 from gpu_platform.nodes import fake_nodes
 from gpu_platform.spec import SpecError
 
-from . import autoscaler, kueue, kwok, nodes, prometheus, telemetry, workloads
+from . import autoscaler, kueue, kwok, nodes, prometheus, telemetry_server, workloads
 from .api import Client
 
 
@@ -147,8 +147,8 @@ def cmd_prometheus_config(args: argparse.Namespace) -> str:
 
 def cmd_gpu_telemetry(args: argparse.Namespace) -> str:
     host, _, port = args.listen.rpartition(":")
-    telemetry.serve(_plan(args.stack), Path(args.kubeconfig), host or "127.0.0.1", int(port), args.refresh,
-                    log=lambda m: print(m, file=sys.stderr, flush=True))
+    telemetry_server.serve(_plan(args.stack), Path(args.kubeconfig), host or "127.0.0.1", int(port), args.refresh,
+                           log=lambda m: print(m, file=sys.stderr, flush=True))
     return ""
 
 
@@ -226,7 +226,7 @@ def parser() -> argparse.ArgumentParser:
     pc.set_defaults(func=cmd_prometheus_config)
     gt = sub.add_parser("gpu-telemetry", help="serve DCGM-shaped and kube-state-metrics-shaped series of the "
                                               "simulated nodes (runs until stopped)")
-    telemetry.add_arguments(gt)
+    telemetry_server.add_arguments(gt)
     gt.set_defaults(func=cmd_gpu_telemetry)
     return p
 

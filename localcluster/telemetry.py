@@ -43,41 +43,29 @@ metric_types.go, pkg/kwok/metrics/metrics.go): it renders one series per node, p
 (`dimension`), with CEL over that one object. A GPU series is per device, so an 8-GPU pod would need eight
 series; which devices a pod holds depends on the other pods of its node, which CEL never sees; and
 unallocated GPUs must report too. None of that fits a per-object expression.
+
+The simulated GPUs and the pods holding them are localcluster/telemetry_devices.py, the HTTP server and the loop
+reading the cluster localcluster/telemetry_server.py (`python -m localcluster gpu-telemetry`). The series
+themselves are here: they are shaped by the components' monitoring (its DCGM fields, the allowlist, the label
+names), and only this module and the local Prometheus may import the components (tests/unit/test_layers.py).
 """
 
 from __future__ import annotations
 
-import argparse
 import calendar
-import json
-import math
-import os
-import re
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from components.alerts import DCGM_JOB, KSM_METRIC_LABELS_ALLOWLIST, ksm_label, ksm_resource, prom_label
 from components.gpu_operator import dcgm_exporter_env
 from components.monitoring import DCGM_FIELDS, DcgmField
-from gpu_platform import catalog, conventions as cv, useful_work as uw
-from gpu_platform.plan import Plan, PoolPlan
+from gpu_platform import conventions as cv, useful_work as uw
+from gpu_platform.plan import Plan
 
-from .api import ApiError, Client
-from .prometheus import SCRAPE_INTERVAL_ENV
+from .telemetry_devices import HOLDING_PHASES, Entity, GpuNode, Holder, busy_fraction
 
-REFRESH_SECONDS = 5.0
-
-
-def refresh_seconds() -> float:
-    """Seconds between reads of the cluster: the local Prometheus' scrape interval when it is shortened
-    (localcluster/prometheus.SCRAPE_INTERVAL_ENV, whole seconds), else REFRESH_SECONDS."""
-    value = os.environ.get(SCRAPE_INTERVAL_ENV, "").strip()
-    return min(REFRESH_SECONDS, float(value[:-1])) if re.fullmatch(r"[1-9][0-9]*s", value) else REFRESH_SECONDS
 # The GPU Operator's dcgm-exporter: its namespace, container and port (gpu-operator assets/state-dcgm-exporter;
 # the Service port is named gpu-metrics, 9400), what a target's own labels are before honor_labels.
 EXPORTER_NAMESPACE = cv.GPU_OPERATOR_NAMESPACE
@@ -85,10 +73,7 @@ EXPORTER_CONTAINER = "nvidia-dcgm-exporter"
 EXPORTER_ENDPOINT = "gpu-metrics"
 # The driver the emulated GPUs report (a `label` field): a current R570 data-center driver string.
 DRIVER_VERSION = "570.148.08"
-# Board power of the emulated models at idle and at full activity (W): what DCGM_FI_DEV_POWER_USAGE follows.
-IDLE_WATTS, BUSY_WATTS = 70.0, 650.0
 PHASES = ("Pending", "Succeeded", "Failed", "Unknown", "Running")  # kube_pod_status_phase, KSM's order
-HOLDING_PHASES = ("Pending", "Running")  # a pod holds its devices from admission by the kubelet to its end
 
 
 def _allowlist(kind: str) -> tuple[str, ...]:
@@ -102,17 +87,6 @@ def _allowlist(kind: str) -> tuple[str, ...]:
 
 NODE_LABELS = _allowlist("nodes")
 POD_LABELS = _allowlist("pods")
-
-
-def busy_fraction(pod: Mapping[str, Any]) -> float:
-    """The pod's declared busy fraction (SIM_GPU_BUSY_ANNOTATION), clamped to 0..1; the default when absent or
-    not a number (the job template refuses such values; a hand-written pod may carry anything)."""
-    raw = (pod.get("metadata", {}).get("annotations") or {}).get(cv.SIM_GPU_BUSY_ANNOTATION)
-    try:
-        value = float(raw) if raw is not None else cv.SIM_GPU_BUSY_DEFAULT
-    except ValueError:
-        return cv.SIM_GPU_BUSY_DEFAULT
-    return min(1.0, max(0.0, value)) if math.isfinite(value) else cv.SIM_GPU_BUSY_DEFAULT
 
 
 def parse_quantity(value: str | int | float) -> float:
@@ -135,81 +109,6 @@ def _requested(pod: Mapping[str, Any], resource: str) -> tuple[int, str | None]:
             first = c["name"]
         total += n
     return total, first
-
-
-@dataclass
-class Entity:
-    """One DCGM entity: a GPU, or a MIG instance of one, and the pods holding its slots."""
-
-    gpu: int
-    uuid: str
-    instance: int | None       # GPU_I_ID of a MIG instance
-    slots: int                 # 1, or the time-slicing replicas
-    holders: list[str] = field(default_factory=list)   # pod uids, one per slot held
-    energy_mj: float = 0.0
-
-
-@dataclass
-class Holder:
-    uid: str
-    namespace: str
-    name: str
-    container: str
-    labels: Mapping[str, str]
-    busy: float
-
-
-class GpuNode:
-    """A simulated GPU node's devices and who holds them."""
-
-    def __init__(self, name: str, pool: PoolPlan):
-        self.name, self.pool = name, pool
-        self.model = catalog.ACCELERATORS[pool.accelerator].model
-        self.memory_mib = catalog.ACCELERATORS[pool.accelerator].memory_gb * 1024
-        per_gpu = pool.units_per_gpu if pool.sharing_mode == "mig" else 1
-        slots = pool.units_per_gpu if pool.sharing_mode == "time-slicing" else 1
-        self.entities = [
-            Entity(g, f"GPU-{uuid.uuid5(uuid.NAMESPACE_URL, f'gpu-platform/{name}/gpu/{g}')}",
-                   (i + 1) if pool.sharing_mode == "mig" else None, slots)
-            for g in range(pool.gpus_per_node) for i in range(per_gpu)
-        ]
-        self.holders: dict[str, Holder] = {}
-
-    def hold(self, holder: Holder, units: int) -> None:
-        """Give a new pod `units` slots: the lowest free ones, or for replicas the least used GPUs."""
-        self.holders[holder.uid] = holder
-        for _ in range(units):
-            free = [e for e in self.entities if len(e.holders) < e.slots]
-            if not free:
-                return
-            e = min(free, key=lambda x: (len(x.holders), x.gpu, x.instance or 0)) if self.shared else free[0]
-            e.holders.append(holder.uid)
-
-    def release(self, uid: str) -> None:
-        self.holders.pop(uid, None)
-        for e in self.entities:
-            e.holders = [h for h in e.holders if h != uid]
-
-    @property
-    def shared(self) -> bool:
-        return self.pool.sharing_mode == "time-slicing"
-
-    def active(self, e: Entity) -> float:
-        """Graphics-engine activity of an entity: its holder's fraction, or on a time-sliced GPU the pods'
-        fractions weighted by the replicas they hold (useful_work's busy GPUs come out as declared)."""
-        if not e.holders:
-            return 0.0
-        if self.shared:
-            return min(1.0, sum(self.holders[h].busy for h in e.holders) / e.slots)
-        return self.holders[e.holders[0]].busy
-
-    def tick(self, seconds: float) -> None:
-        for e in self.entities:
-            e.energy_mj += self.power(e) * seconds * 1000
-
-    def power(self, e: Entity) -> float:
-        share = 1.0 / (self.pool.units_per_gpu if self.pool.sharing_mode == "mig" else 1)
-        return (IDLE_WATTS + (BUSY_WATTS - IDLE_WATTS) * self.active(e)) * share
 
 
 def _field_value(node: GpuNode, e: Entity, f: DcgmField) -> float:
@@ -470,86 +369,3 @@ class Telemetry:
 
 def _unix(stamp: str) -> float:
     return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
-
-
-_DCGM_PATH = re.compile(r"^/dcgm/([a-z0-9.-]+)/metrics$")
-
-
-def handler(telemetry: Telemetry, address: str) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            path = self.path.split("?", 1)[0]
-            if path == "/healthz":
-                self._send(200 if telemetry.ready else 503, "ok\n" if telemetry.ready else "starting\n")
-            elif not telemetry.ready:
-                self._send(503, "no snapshot of the cluster yet\n")
-            elif path == "/targets":
-                self._send(200, json.dumps(telemetry.targets(address)), "application/json")
-            elif path == "/ksm/metrics":
-                self._send(200, telemetry.ksm(), "text/plain; version=0.0.4")
-            elif (m := _DCGM_PATH.match(path)) is not None:
-                if m.group(1) in telemetry.failed:
-                    self._send(503, f"node {m.group(1)} has failed: its exporter does not answer\n")
-                    return
-                text = telemetry.dcgm(m.group(1))
-                self._send(404, f"no simulated GPU node {m.group(1)}\n") if text is None else \
-                    self._send(200, text, "text/plain; version=0.0.4")
-            else:
-                self._send(404, "paths: /healthz /targets /ksm/metrics /dcgm/<node>/metrics\n")
-
-        def _send(self, status: int, body: str, ctype: str = "text/plain") -> None:
-            data = body.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
-            pass
-
-    return Handler
-
-
-def _items(client: Client, path: str) -> list[dict[str, Any]]:
-    return client.get(path).get("items") or []
-
-
-def _workloads(client: Client) -> list[dict[str, Any]]:
-    """Kueue's Workloads (none before Kueue's CRDs are installed: the telemetry starts before it)."""
-    gvk = uw.KUEUE_WORKLOAD_GVK
-    try:
-        return _items(client, f"/apis/{gvk['group']}/{gvk['version']}/workloads")
-    except ApiError as err:
-        if err.status == 404:
-            return []
-        raise
-
-
-def serve(plan: Plan, kubeconfig: Path, host: str, port: int, refresh: float = REFRESH_SECONDS,
-          log: Callable[[str], None] = print) -> None:
-    """Serve until interrupted, reading the cluster every `refresh` seconds (an error is logged and the last
-    snapshot kept: a restarting API server must not take the GPUs' series away)."""
-    client = Client.from_kubeconfig(kubeconfig)
-    telemetry = Telemetry(plan)
-    server = ThreadingHTTPServer((host, port), handler(telemetry, f"{host}:{port}"))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    log(f"gpu telemetry on http://{host}:{port} (/targets, /ksm/metrics, /dcgm/<node>/metrics), "
-        f"{'virtual GPUs' if telemetry.virtual else 'one series per device'}")
-    try:
-        while True:
-            try:
-                telemetry.update(_items(client, "/api/v1/nodes"), _items(client, "/api/v1/pods"),
-                                 _items(client, "/apis/batch/v1/jobs"), _workloads(client))
-            except (OSError, RuntimeError, ValueError) as err:
-                log(f"reading the cluster failed (keeping the last snapshot): {err}")
-            time.sleep(refresh)
-    finally:
-        server.shutdown()
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--stack", required=True)
-    p.add_argument("--kubeconfig", required=True, help="a kubeconfig that may list nodes, pods and Jobs")
-    p.add_argument("--listen", required=True, metavar="HOST:PORT")
-    p.add_argument("--refresh", type=float, default=refresh_seconds(), help="seconds between reads of the cluster")

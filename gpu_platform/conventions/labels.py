@@ -91,7 +91,7 @@ QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 # Pod labels that attribute a GPU's metrics to a team and a queue. dcgm-exporter copies them onto GPU
 # series only without KUBERNETES_VIRTUAL_GPUS; the recording rules join them from kube-state-metrics'
-# kube_pod_labels in every mode (components/alerts.py).
+# kube_pod_labels in every mode (components/alerts/).
 GPU_METRIC_POD_LABELS: tuple[str, ...] = (TEAM, QUEUE_NAME_LABEL)
 # The API server sets this label on every namespace (kubernetes.io/docs/reference/labels-annotations-taints).
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"

@@ -1,6 +1,5 @@
-"""Modules along their seams: no module of the split packages is over 450 lines (issue 43's done-when), so a
-module a newcomer opens holds one concern. The packages listed are the ones already split; the rest of
-gpu_platform/, components/ and localcluster/ join the list as their own splits land."""
+"""Modules along their seams: no module of the platform's packages is over 450 lines (issue 43's done-when), so a
+module a newcomer opens holds one concern. Every module of the packages below counts, the ones added later too."""
 
 from __future__ import annotations
 
@@ -11,8 +10,10 @@ import pytest
 from tests.conftest import ROOT
 
 MAX_LINES = 450
-SPLIT = ("simulator", "policies", "gpu_platform/spec", "gpu_platform/conventions")
-MODULES = sorted(p for package in SPLIT for p in (ROOT / package).rglob("*.py"))
+PACKAGES = ("gpu_platform", "components", "policies", "localcluster", "simulator")
+NOT_YET = frozenset({"localcluster/realnode.py"})  # being written by another engineer right now
+MODULES = sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py")
+                 if p.relative_to(ROOT).as_posix() not in NOT_YET)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -21,6 +22,7 @@ def test_no_module_is_over_450_lines(path: Path) -> None:
     assert lines <= MAX_LINES, f"{path.relative_to(ROOT)} has {lines} lines: split it along its seams"
 
 
-def test_the_split_packages_are_all_there() -> None:
+def test_the_packages_are_all_there() -> None:
     """A package renamed or moved would leave the check above with nothing to hold."""
-    assert [p for p in SPLIT if not (ROOT / p / "__init__.py").is_file()] == []
+    assert [p for p in PACKAGES if not (ROOT / p / "__init__.py").is_file()] == []
+

@@ -5,7 +5,7 @@ Not part of the platform and imported by none of it: `python -m platform_cli acc
 team's namespace as a ConfigMap and runs it with the image given (`--image`: Python 3 with torch and boto3; Debian
 packages python3-torch and python3-boto3, or the production image). It runs the guide's steps 2 to 5 inside the
 job and prints one JSON object per line for each event, which the command reads back with `kubectl logs`
-(gpu_platform/acceptance.py events_from_log):
+(gpu_platform/acceptance/events.py events_from_log):
 
     {"event": "data", "rank": 0, "bytes": 1048576, "seconds": 0.21, ...}
     {"event": "allreduce", "rank": 0, "busbw_gb_per_s": 0.93, "algbw_gb_per_s": 0.93, "bytes": 16777216, ...}
@@ -38,8 +38,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, TextIO
 
-# The event names, the same as gpu_platform/acceptance.py EVENTS (tests/unit/workloads holds them equal: this file
-# runs in a pod where the platform is not installed, so it cannot import them).
+# The event names, the same as gpu_platform/acceptance/events.py EVENTS (tests/unit/workloads holds them equal: this
+# file runs in a pod where the platform is not installed, so it cannot import them).
 EVENTS = ("start", "data", "allreduce", "restore", "train", "checkpoint", "done", "error")
 ENV_PREFIX = "GPU_PLATFORM_ACCEPTANCE_"
 DEFAULT_DATASET_KEY = "datasets/acceptance/sample.txt"

@@ -1,4 +1,4 @@
-"""The acceptance test's spec layer (gpu_platform/acceptance.py): the seven steps, the verdict, step 3's expected bus
+"""The acceptance test's spec layer (gpu_platform/acceptance/): the seven steps, the verdict, step 3's expected bus
 bandwidth and step 7's comparison against a baseline, with literal figures."""
 
 from __future__ import annotations

@@ -19,8 +19,9 @@ import yaml
 from components import alerts
 from components.monitoring import DCGM_FIELDS
 from gpu_platform.stack_files import load_plan
-from localcluster import prometheus, telemetry
-from localcluster.telemetry import Telemetry, refresh_seconds
+from localcluster import prometheus, telemetry_devices, telemetry_server
+from localcluster.telemetry import Telemetry
+from localcluster.telemetry_server import refresh_seconds
 from tests.conftest import ROOT, plan_of
 
 SIM_STACK = ROOT / "tests" / "simulate" / "stack.yaml"
@@ -164,7 +165,7 @@ def test_service_discovery_gives_one_exporter_target_per_gpu_node(local) -> None
 def test_a_failed_node_s_exporter_does_not_answer() -> None:
     t = Telemetry(plan_of("local"))
     t.update([node("train-0", "train", failed=True), node("train-1", "train")], [], [])
-    server = ThreadingHTTPServer(("127.0.0.1", 0), telemetry.handler(t, "127.0.0.1:0"))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), telemetry_server.handler(t, "127.0.0.1:0"))
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     try:
@@ -185,7 +186,7 @@ def test_a_failed_node_s_exporter_does_not_answer() -> None:
 
 @pytest.mark.parametrize("value, busy", [("0.3", 0.3), ("2", 1.0), ("-1", 0.0), ("lots", 1.0), (None, 1.0)])
 def test_a_pod_s_busy_fraction_is_clamped_and_defaults_to_busy(value, busy) -> None:
-    assert telemetry.busy_fraction(pod("p", "n", "x", "nvidia.com/gpu", 1, value)) == busy
+    assert telemetry_devices.busy_fraction(pod("p", "n", "x", "nvidia.com/gpu", 1, value)) == busy
 
 
 # ---------------------------------------------------------------------------------------------------
