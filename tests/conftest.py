@@ -424,9 +424,47 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     long_lived()
 
 
+# A failed cluster test keeps its clusters' logs: pytest keeps only its last three base temporary directories,
+# and in `make test` the other lanes' sessions start after this one and would delete them. Copied to
+# GPU_PLATFORM_FAILED_LOGS (default .local/failed-cluster-logs/ in the checkout), one folder per session.
+FAILED_LOGS_ENV = "GPU_PLATFORM_FAILED_LOGS"
+_FAILED_CLUSTER_TESTS: list[str] = []
+_KEPT_LOGS: list[Path] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and item.get_closest_marker("cluster") is not None:
+        _FAILED_CLUSTER_TESTS.append(item.nodeid)
+
+
+def keep_cluster_logs(base: Path, into: Path, failed: list[str]) -> Path | None:
+    """Copy every cluster's `logs/` folder under BASE (a session's temporary directory) into a new folder of INTO,
+    with the failed tests' names beside them; the folder, or None when there were no logs."""
+    import shutil
+    import time as _time
+
+    found = sorted(d for d in base.rglob("logs") if d.is_dir())
+    if not found:
+        return None
+    dest = into / f"{_time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    for d in found:
+        shutil.copytree(d, dest / d.parent.relative_to(base) / "logs", dirs_exist_ok=True)
+    (dest / "FAILED").write_text("".join(f"{name}\n" for name in failed))
+    return dest
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     for render in _CLI_RENDERS.values():
         render.close()
+    if _FAILED_CLUSTER_TESTS:
+        base = session.config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+        into = Path(os.environ.get(FAILED_LOGS_ENV) or ROOT / ".local" / "failed-cluster-logs")
+        kept = keep_cluster_logs(Path(base), into, _FAILED_CLUSTER_TESTS)
+        if kept is not None:
+            _KEPT_LOGS.append(kept)
 
 
 @pytest.fixture(scope="session")
@@ -442,8 +480,12 @@ def _cli_render() -> CliRender:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Timings of the real tools (engine, clusters, Kueue), for the README and closing notes."""
+    """Timings of the real tools (engine, clusters, Kueue), for the README and closing notes; where a failed
+    cluster test's logs were kept."""
     import sys
+
+    for kept in _KEPT_LOGS:
+        terminalreporter.write_line(f"cluster logs of the failed tests kept in {kept}")
 
     realtools = sys.modules.get("tests.realtools")
     timings = getattr(realtools, "TIMINGS", None)
