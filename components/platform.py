@@ -18,6 +18,7 @@ from .efa import EfaDevicePlugin
 from .gpu_operator import GpuOperator
 from .karpenter import Karpenter
 from .monitoring import Monitoring
+from .observability import Observability
 from .node_pools import EksCluster
 from .queues import Queues
 from .storage import Storage
@@ -54,6 +55,13 @@ def force_apply(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTrans
     else:
         raise TypeError(f"{args.type_} {args.name}: metadata of type {type(meta).__name__} cannot be annotated")
     return pulumi.ResourceTransformationResult({**args.props, "metadata": meta}, args.opts)
+
+
+def aws_cluster_arn(name: str, parent: pulumi.Resource) -> pulumi.Output[str]:
+    """An attached EKS cluster's ARN, as EKS reports it."""
+    import pulumi_aws as aws
+
+    return aws.eks.get_cluster_output(name=name, opts=pulumi.InvokeOutputOptions(parent=parent)).arn
 
 
 @dataclass(frozen=True)
@@ -100,7 +108,22 @@ class GpuPlatform(pulumi.ComponentResource):
         self.queues = Queues("queues", plan, opts=kopts,
                              controller_after=[self.provisioning_crd] if self.provisioning_crd else [])
         self.tenancy = Tenancy("tenancy", plan, self.queues, opts=kopts, namespaces=tenant_namespaces)
-        self.monitoring = Monitoring("monitoring", plan, self.operator, opts=kopts)
+        # The monitoring stack the stack installs (addons.monitoring.mode in-cluster or managed): its chart goes in
+        # Monitoring's namespace and Monitoring's PrometheusRule and ServiceMonitors wait for it (after_stack).
+        self.observability: Observability | None = None
+        mopts = kopts
+        if plan.addons.monitoring.installs_stack:
+            eks = self.eks_cluster
+            cluster_arn = None
+            if eks is not None:
+                cluster_arn = eks.cluster.arn if eks.cluster is not None else aws_cluster_arn(plan.cluster.name, self)
+            self.observability = Observability("observability", plan, eks.access if eks else None, cluster_arn,
+                                               eks.cluster_ready if eks else [], opts=kopts)
+            mopts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.k8s},
+                                           transformations=[force_apply, self.observability.after_stack])
+        self.monitoring = Monitoring("monitoring", plan, self.operator, opts=mopts)
+        if self.observability is not None:
+            self.observability.in_namespace([self.monitoring.namespace])
         self.admission = Admission("admission", plan, opts=kopts)
         self.efa = EfaDevicePlugin("efa-device-plugin", plan, opts=kopts) if plan.installs_efa_device_plugin else None
         # JobSet, Trainer, LeaderWorkerSet, KubeRay (eks stacks). No ordering against Kueue: Kueue sets up a
@@ -137,7 +160,8 @@ class GpuPlatform(pulumi.ComponentResource):
             "teams": {t.name: {"namespaces": list(t.namespaces), "clusterQueue": t.cluster_queue} for t in self.plan.teams},
         }
         for part in (self.eks_cluster, self.operator, self.queues, self.tenancy, self.monitoring, self.admission,
-                     self.efa, self.karpenter, self.storage, self.workload_controllers, self.autoscaler):
+                     self.efa, self.karpenter, self.storage, self.workload_controllers, self.autoscaler,
+                     self.observability):
             if part is not None:
                 out.update(part.exports())
         return out

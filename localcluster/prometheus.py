@@ -32,9 +32,9 @@ from typing import Any
 import yaml
 
 from components import alerts
-from components.monitoring import KUEUE_CHART_NAME
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
+from gpu_platform.plan.monitoring import DCGM_JOB, KSM_JOB, KUEUE_METRICS_SERVICE, SCRAPE_JOB_SETTINGS
 
 from .api import ApiError, Client
 
@@ -65,8 +65,9 @@ SCRAPER = "gpu-platform-prometheus"
 SCRAPER_NAMESPACE = "kube-system"
 TOKEN_SECRET = f"{SCRAPER}-token"
 # Job names as a ServiceMonitor would give them (the Service's name): what dashboards and rules could filter on.
-KUEUE_JOB = f"{KUEUE_CHART_NAME}-controller-manager-metrics-service"
-KSM_JOB = "kube-state-metrics"
+# They, and each job's settings, are the ones EKS gets (gpu_platform/plan/monitoring.SCRAPE_JOB_SETTINGS: the managed
+# collector's jobs and kube-prometheus-stack's ServiceMonitors); only how the targets are found differs here.
+KUEUE_JOB = KUEUE_METRICS_SERVICE
 KARPENTER_JOB = "karpenter"
 TOKEN_WAIT_SECONDS = 60
 
@@ -124,12 +125,12 @@ def config(*, kueue_metrics: str, telemetry: str, prometheus: str, karpenter_met
     """prometheus.yml (Prometheus 3 configuration file format)."""
     scrape_interval, evaluation_interval = intervals()
     scrape: list[dict[str, Any]] = [
-        {"job_name": KUEUE_JOB, "scheme": "https", "tls_config": {"insecure_skip_verify": True},
+        {"job_name": KUEUE_JOB, **SCRAPE_JOB_SETTINGS[KUEUE_JOB],
          "authorization": {"credentials_file": str(token_file)},
          "static_configs": [{"targets": [kueue_metrics], "labels": {"namespace": cv.KUEUE_NAMESPACE}}]},
-        {"job_name": alerts.DCGM_JOB, "honor_labels": True,
+        {"job_name": DCGM_JOB, **SCRAPE_JOB_SETTINGS[DCGM_JOB],
          "http_sd_configs": [{"url": f"http://{telemetry}/targets", "refresh_interval": scrape_interval}]},
-        {"job_name": KSM_JOB, "honor_labels": True, "metrics_path": "/ksm/metrics",
+        {"job_name": KSM_JOB, **SCRAPE_JOB_SETTINGS[KSM_JOB], "metrics_path": "/ksm/metrics",
          "static_configs": [{"targets": [telemetry]}]},
         {"job_name": "prometheus", "static_configs": [{"targets": [prometheus]}]},
     ]

@@ -39,12 +39,13 @@ FORMAT_HELP = "table: for a terminal; markdown: for a PR comment or a page; json
 def cmd_validate(args: argparse.Namespace) -> int:
     name, plan = load_plan(args.stack, args.file)
     gpus = sum(p.capacity_gpus for p in plan.pools)
+    warnings = [*plan.warnings, *plan.addons.monitoring.warnings]
     print(
         f"{name}: valid: {len(plan.pools)} pools ({gpus} GPUs at max), {len(plan.teams)} teams, "
         f"{len(plan.cohorts)} cohorts, environment {plan.environment}"
-        + (f", {len(plan.warnings)} warning(s)" if plan.warnings else "")
+        + (f", {len(warnings)} warning(s)" if warnings else "")
     )
-    for w in plan.warnings:
+    for w in warnings:
         print(f"warning: {w}")
     return EXIT_OK
 
@@ -90,7 +91,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         label = args.stack
         # What the pack cannot see in the resources (whether the cluster's CNI enforces the NetworkPolicies
         # of an `existing` cluster) the plan says: its warnings come first, and never fail the check.
-        for w in load_plan(args.stack, None)[1].warnings:
+        checked = load_plan(args.stack, None)[1]
+        for w in (*checked.warnings, *checked.addons.monitoring.warnings):
             print(f"warning: {w}")
     violations = check_resources(data)
     sys.stdout.write(format_violations(violations, label))
@@ -175,6 +177,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     end = ur.timestamp(args.at, "--at") if args.at else time.time()
     prom = Prometheus(url, bearer_token_file=Path(args.bearer_token_file) if args.bearer_token_file else None,
                       sigv4_region=region, progress=stderr_progress)
+    label = Path(args.stack).stem.removeprefix("Pulumi.") if "/" in args.stack else args.stack
+    if args.check:
+        from . import report_check
+
+        try:
+            checks = report_check.check(prom, plan, end)
+        except PrometheusError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return EXIT_INVALID
+        sys.stdout.write(report_check.text(checks, label, url, end))
+        return EXIT_VIOLATIONS if any(c.missing for c in checks) else EXIT_OK
     kubeconfig = Path(args.kubeconfig) if args.kubeconfig else (
         None if os.environ.get("KUBECONFIG") or not (state / "admin.kubeconfig").exists() else state / "admin.kubeconfig")
     pending = None if args.no_pending else (lambda: pending_work.read(plan, kubeconfig))
@@ -183,7 +196,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     except (PrometheusError, ur.NoData) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INVALID
-    label = Path(args.stack).stem.removeprefix("Pulumi.") if "/" in args.stack else args.stack
     if args.format == "json":
         sys.stdout.write(ur.to_json(report) + "\n")
     else:
@@ -293,6 +305,10 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--kubeconfig", help="for the pending workloads (default $KUBECONFIG, else the local cluster's)")
     rp.add_argument("--no-pending", action="store_true", help="do not read the pending workloads from the API server")
     rp.add_argument("--bearer-token-file", help="send this token to Prometheus (Authorization: Bearer)")
+    rp.add_argument("--check", action="store_true",
+                    help="instead of the report, check that every input it reads is in the Prometheus (rules, Kueue, "
+                         "kube-state-metrics, dcgm-exporter and its profiling field, node pool labels, Workload states, "
+                         "prices); exit 1 naming each missing one and what to fix (docs/report.md)")
     rp.add_argument("--sigv4", nargs="?", const="auto", metavar="REGION",
                     help="sign queries with AWS SigV4 (Amazon Managed Service for Prometheus) using the default AWS "
                          "credential chain; the region defaults to the workspace URL's")

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from gpu_platform.plan import Plan, PoolPlan
+from gpu_platform.plan.monitoring import MODE_IN_CLUSTER, MODE_MANAGED, MonitoringPlan
+from gpu_platform.plan.monitoring_sizing import TARGET_FLEET_NODES
 
 
 def _sharing(p: PoolPlan) -> str:
@@ -14,6 +16,52 @@ def _sharing(p: PoolPlan) -> str:
     if p.sharing_mode == "time-slicing":
         return f"time-slicing x{p.replicas}"
     return "full"
+
+
+def monitoring_data(m: MonitoringPlan) -> dict[str, Any] | None:
+    """The observability layer: its mode, what the stack installs, and the estimate at the stack's capacity.max and
+    at TARGET_FLEET_NODES GPU nodes of the same pool mix (gpu_platform/plan/monitoring_sizing.py)."""
+    if not m.enabled or m.sizing is None:
+        return None
+    return {
+        "mode": m.mode,
+        "chartVersion": m.chart_version if m.mode == MODE_IN_CLUSTER else None,
+        "kubeStateMetricsVersion": m.ksm_chart_version if m.mode == MODE_MANAGED else None,
+        "retentionDays": m.retention_days,
+        "volumeGiB": m.volume_gib if m.mode == MODE_IN_CLUSTER else None,
+        "memoryGiB": m.memory_gib if m.mode == MODE_IN_CLUSTER else None,
+        "sized": {"volume": m.volume_sized, "memory": m.memory_sized},
+        "receivers": [{"name": r.name, "type": r.type, "severities": list(r.severities)} for r in m.receivers],
+        "estimate": {"stack": m.sizing.stack.to_json(), f"at{TARGET_FLEET_NODES}Nodes": m.sizing.target.to_json()},
+    }
+
+
+def _monitoring_lines(data: dict[str, Any] | None, md: bool) -> str:
+    if data is None:
+        return "addons.monitoring.install is false: no monitoring"
+    mode = data["mode"]
+    head = {"external": "mode external: the platform's rules, monitors and dashboards for a Prometheus installed "
+                        "elsewhere (it must hold the series below)",
+            "in-cluster": f"mode in-cluster: kube-prometheus-stack {data['chartVersion']}, retention "
+                          f"{data['retentionDays']} days, gp3 volume {data['volumeGiB']} GiB"
+                          f" ({'sized' if data['sized']['volume'] else 'set'}), memory {data['memoryGiB']} GiB"
+                          f" ({'sized' if data['sized']['memory'] else 'set'})",
+            "managed": f"mode managed: Amazon Managed Service for Prometheus workspace (retention {data['retentionDays']} "
+                       f"days), managed collector, kube-state-metrics {data['kubeStateMetricsVersion']}"}[mode]
+    receivers = ", ".join(f"{r['name']} ({r['type']}: {'/'.join(r['severities'])})" for r in data["receivers"])
+    head += f"; alerts to {receivers}" if receivers else ("" if mode == "external" else "; no alert receivers")
+    est = data["estimate"]
+    rows = []
+    for label, e in (("stack at capacity.max", est["stack"]), (f"{TARGET_FLEET_NODES:,} GPU nodes", est[f"at{TARGET_FLEET_NODES}Nodes"])):
+        rows.append([label, f"{e['nodes']:,}", f"{e['activeSeries']:,}", f"{e['samplesPerSecond']:,}",
+                     f"{e['samplesPerMonth'] / 1e9:,.1f} B",
+                     "-" if e["memoryGiB"] is None else f"{e['memoryGiB']} GiB",
+                     "-" if e["volumeGiB"] is None else f"{e['volumeGiB']} GiB"])
+    table = _table(["where", "GPU nodes", "active series", "samples/s", "samples/30 days", "Prometheus memory",
+                    f"volume ({data['retentionDays']} d)"], rows, md)
+    sources = "series by source at capacity.max: " + ", ".join(
+        f"{k} {v:,}" for k, v in est["stack"]["series"].items())
+    return "\n\n".join([head, table, sources])
 
 
 def plan_data(plan: Plan) -> dict[str, Any]:
@@ -85,7 +133,8 @@ def plan_data(plan: Plan) -> dict[str, Any]:
         "cohorts": [{"name": c.name, "parent": c.parent} for c in plan.cohorts],
         "usdPerHourMin": plan.usd_per_hour_min,
         "usdPerHourMax": plan.usd_per_hour_max,
-        "warnings": list(plan.warnings),
+        "monitoring": monitoring_data(plan.addons.monitoring),
+        "warnings": [*plan.warnings, *plan.addons.monitoring.warnings],
     }
 
 
@@ -154,6 +203,8 @@ def format_plan(plan: Plan, fmt: str, title: str) -> str:
             [[p["name"], f"{p['allocated']} / {p['units']}", f"{p['allocation'] * 100:.0f}%"] for p in data["pools"]],
             md,
         ),
+        h("Monitoring"),
+        _monitoring_lines(data["monitoring"], md),
         h("Team cost at nominal quota"),
         _table(["team", "$/h"], [[t["name"], f"{t['usdPerHourNominal']:,.2f}"] for t in data["teams"]], md),
         h("Warnings"),

@@ -36,6 +36,8 @@ def kubernetes_layer(doc: dict[str, Any]) -> dict[str, Any]:
     addons = platform.setdefault("addons", {})
     for name in ("gpuOperator", "kueue", "monitoring", "efaDevicePlugin"):
         addons.setdefault(name, {})["install"] = False
+    # Nothing of the monitoring stack either: its mode's settings (in-cluster sizes, receivers) go with it.
+    addons["monitoring"] = {"install": False}
     addons.setdefault("vpcCni", {})["manage"] = False
     platform.pop("multiKueue", None)
     # The data path is EKS's (team buckets reached through EKS Pod Identity, the storage add-ons).

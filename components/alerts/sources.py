@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from gpu_platform import conventions as cv
+from gpu_platform.plan import monitoring as monitoring_plan
 
 # ---------------------------------------------------------------------------------------------------
 # Label names as Prometheus sees them
@@ -40,15 +41,10 @@ POOL_NODE_LABEL = ksm_label(cv.POOL)
 # The pod labels that attribute a GPU to a team and a queue, as dcgm-exporter names them on its series
 # (gpu_platform_io_team, kueue_x_k8s_io_queue_name) and as kube-state-metrics exports them (label_...).
 ATTRIBUTION_LABELS: tuple[str, ...] = tuple(prom_label(k) for k in cv.GPU_METRIC_POD_LABELS)
-# kube-state-metrics' --metric-labels-allowlist (kube-prometheus-stack value
-# kube-state-metrics.metricLabelsAllowlist): the node pool label and the attribution pod labels.
-KSM_METRIC_LABELS_ALLOWLIST: tuple[str, ...] = (
-    f"nodes=[{cv.POOL}]",
-    f"pods=[{','.join(cv.GPU_METRIC_POD_LABELS)}]",
-)
-# dcgm-exporter's Service carries app=nvidia-dcgm-exporter and the operator's ServiceMonitor sets
-# `jobLabel: app` (gpu-operator assets/state-dcgm-exporter/0500_service_monitor.yaml), so that is the job.
-DCGM_JOB = "nvidia-dcgm-exporter"
+# kube-state-metrics' --metric-labels-allowlist and dcgm-exporter's scrape job: the plan's (one place for what the
+# monitoring stack is given and what the rules read).
+KSM_METRIC_LABELS_ALLOWLIST = monitoring_plan.KSM_METRIC_LABELS_ALLOWLIST
+DCGM_JOB = monitoring_plan.DCGM_JOB
 # Kueue 0.19 labels its metrics with replica_role (leader, follower or standalone; pkg/metrics/metrics.go):
 # count the leader (or the single replica) only, so an HA Kueue does not double every number.
 KUEUE_REPLICA = 'replica_role!="follower"'

@@ -101,7 +101,9 @@ def create_cluster(plan: Plan, parent: pulumi.Resource) -> tuple[aws.eks.Cluster
         name=c.name,
         role_arn=cluster_role.arn,
         version=c.kubernetes_version,
-        vpc_config=aws.eks.ClusterVpcConfigArgs(subnet_ids=list(c.subnet_ids)),
+        vpc_config=aws.eks.ClusterVpcConfigArgs(subnet_ids=list(c.subnet_ids),
+                                                endpoint_private_access=c.endpoint_private_access,
+                                                endpoint_public_access=c.endpoint_public_access),
         # Access entries instead of the aws-auth ConfigMap; managed node groups add their node role's
         # entry themselves, and whoever runs `pulumi up` administers the new cluster.
         access_config=aws.eks.ClusterAccessConfigArgs(

@@ -1,5 +1,5 @@
 """The add-ons' plan: what the components install for Kueue, the GPU Operator, the EFA device plugin and
-monitoring, and the MultiKueue workers, taken from the spec once like the pools and teams.
+monitoring (plan/monitoring.py), and the MultiKueue workers, taken from the spec once like the pools and teams.
 
 The workload controllers, the Cluster Autoscaler and Karpenter have their own plans (workload_controllers.py,
 autoscaling.py, karpenter.py); Kueue's integrations as Kueue runs them are Plan.kueue_integrations.
@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..spec import Platform
+# Monitoring's plan (its mode, the stack it installs, its size) has a module of its own; `install` and
+# `prometheus_release` mean what they meant here before the modes.
+from .monitoring import MonitoringPlan as MonitoringAddonPlan, plan_monitoring
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,13 +37,6 @@ class EfaDevicePluginAddonPlan:
     # Wanted by the spec; installed only with an EFA pool (Plan.installs_efa_device_plugin).
     install: bool
     version: str
-
-
-@dataclass(frozen=True, slots=True)
-class MonitoringAddonPlan:
-    install: bool
-    # The kube-prometheus-stack release whose Prometheus selects the platform's rules and monitors by label.
-    prometheus_release: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +69,7 @@ def plan_addons(spec: Platform) -> AddonsPlan:
                                           driver=a.gpuOperator.driver, toolkit=a.gpuOperator.toolkit),
         efa_device_plugin=EfaDevicePluginAddonPlan(install=a.efaDevicePlugin.install,
                                                    version=a.efaDevicePlugin.version),
-        monitoring=MonitoringAddonPlan(install=a.monitoring.install, prometheus_release=a.monitoring.prometheusRelease),
+        monitoring=plan_monitoring(spec),
         scale_down_unneeded_time=a.clusterAutoscaler.scaleDownUnneededTime,
         multikueue_workers=tuple(MultiKueueWorkerPlan(w.name, w.kubeconfigSecret) for w in mk.workers) if mk else (),
     )

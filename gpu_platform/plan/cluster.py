@@ -54,6 +54,12 @@ class ClusterPlan:
     node_monitoring_agent_version: str | None = None
     # eks, created cluster: control-plane log types (audit.py decides the required ones).
     control_plane_logs: tuple[str, ...] = ()
+    # eks, created cluster: the API server is reachable inside the VPC too (nodes and in-VPC clients take the
+    # private endpoint; the managed Prometheus collector requires it: AMP user guide AMP-collector-how-to.html,
+    # prerequisites) and stays public for whoever runs `pulumi up` from a laptop or a CI runner (EKS's default,
+    # endpointPublicAccess true: EKS user guide cluster-endpoint.html).
+    endpoint_private_access: bool = True
+    endpoint_public_access: bool = True
     # eks: every access entry the stack makes: (IAM role ARN, Kubernetes groups, owner: a team or "platform").
     access_entries: tuple[tuple[str, tuple[str, ...], str], ...] = ()
     # eks: the OIDC identity provider, if any.

@@ -9,6 +9,8 @@ from pydantic import Field, field_validator, model_validator
 from .. import conventions as cv, workload_controllers as wc
 from .fields import Strict, exact_version
 from .limits import CLUSTER_AUTOSCALER_IMAGE_TAG, GO_DURATION, KARPENTER_MINOR, VPC_CNI_MIN_NETWORK_POLICY
+# The observability layer's model has a module of its own (its modes, receivers and sizes).
+from .monitoring import AddonMonitoring
 
 
 class AddonGpuOperator(Strict):
@@ -72,20 +74,6 @@ class AddonKueue(Strict):
     )
 
     _version = field_validator("version")(lambda v: exact_version(v))
-
-
-class AddonMonitoring(Strict):
-    install: bool = Field(
-        default=True,
-        description="ServiceMonitors, PrometheusRules and dashboards",
-        examples=[True],
-    )
-    # Prometheus Operator's serviceMonitorSelector label value, so our monitors are picked up.
-    prometheusRelease: str = Field(
-        default="kube-prometheus-stack",
-        description="the `release` label value your Prometheus selects monitors and rules by",
-        examples=["kube-prometheus-stack"],
-    )
 
 
 class AddonVpcCni(Strict):
@@ -363,8 +351,12 @@ class Addons(Strict):
     )
     monitoring: AddonMonitoring = Field(
         default_factory=AddonMonitoring,
-        description="DCGM ServiceMonitors, PrometheusRules and Grafana dashboards (needs the Prometheus Operator)",
-        examples=[{"install": True}],
+        description=(
+            "DCGM ServiceMonitors, PrometheusRules and Grafana dashboards, and the monitoring stack they need: "
+            "installed by someone else (mode external), kube-prometheus-stack (in-cluster) or Amazon Managed "
+            "Service for Prometheus (managed)"
+        ),
+        examples=[{"install": True, "mode": "in-cluster"}],
     )
     efaDevicePlugin: AddonEfaDevicePlugin = Field(
         default_factory=AddonEfaDevicePlugin,

@@ -12,6 +12,7 @@ from .. import catalog
 from ..errors import Problem
 from .capacity_checks import check_elastic_capacity
 from .data_checks import check_data
+from .monitoring_checks import check_monitoring
 from .karpenter_checks import check_karpenter
 from .platform import Platform
 from .pool_checks import check_mig_layouts, check_pools, check_system_pool
@@ -55,6 +56,6 @@ def validate(platform: Platform, region: str | None = None) -> list[Problem]:
     return (check_pools(platform, region) + check_mig_layouts(platform) + check_cohorts(platform)
             + check_teams(platform) + _check_platform(platform, region) + check_security(platform)
             + check_karpenter(platform) + check_elastic_capacity(platform) + check_data(platform)
-            + check_workload_controllers(platform)
+            + check_workload_controllers(platform) + check_monitoring(platform)
             + check_stack_split(platform.stackSplit, {t.name: t.cohort for t in platform.teams},
                                 {c.name: c.parent for c in platform.cohorts}, platform.data.enabled))

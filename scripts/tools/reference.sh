@@ -9,6 +9,8 @@
 #                                (example/prometheus-operator-crd)
 #   gpu-operator v26.7.0         the chart in NVIDIA's Helm repository (crds/, values.yaml), where it can be
 #                                reached: the module proxy refuses github.com/NVIDIA/gpu-operator at this release
+#   kube-prometheus-stack 88.5.3 the chart in the prometheus-community Helm repository (values.yaml and its
+#                                kube-state-metrics 8.4.0 subchart's), where it can be reached
 # A part no upstream source gives is copied from the offline fallback, ../shared beside the checkout (the
 # same layout; GPU_PLATFORM_SHARED names another directory, "none" allows no fallback). A part found
 # neither way is left out and the script fails naming GPU_PLATFORM_CRDS and GPU_PLATFORM_REFERENCE, which
@@ -35,10 +37,15 @@ PROMETHEUS_OPERATOR_VERSION=v0.93.0
 KARPENTER_GOTOOLCHAIN=go1.27.3
 # The repository the stacks install the chart from (components/gpu_operator.py CHART_REPO).
 GPU_OPERATOR_REPO=https://helm.ngc.nvidia.com/nvidia
+# addons.monitoring.version's default (in-cluster mode) and the kube-state-metrics subchart it carries, which
+# the managed mode installs on its own (addons.monitoring.kubeStateMetricsVersion).
+KUBE_PROMETHEUS_STACK_VERSION=88.5.3
+KUBE_STATE_METRICS_VERSION=8.4.0
+PROMETHEUS_COMMUNITY_REPO=https://prometheus-community.github.io/helm-charts
 
 REF_DIR="$TC_CACHE/src/reference"
 SHARED="${GPU_PLATFORM_SHARED:-$(cd "$TC_REPO/.." && pwd)/shared}"
-PARTS=(kueue karpenter prometheus-operator gpu-operator)
+PARTS=(kueue karpenter prometheus-operator gpu-operator kube-prometheus-stack)
 
 # files_<part>: one "DEST SRC" line per file: DEST in the reference tree (the layout of ../shared), SRC in
 # the upstream source (a module's or a chart's root). Only the files the tests and the local cluster read.
@@ -70,6 +77,10 @@ files_gpu-operator() {
     echo "crds/gpu-operator-$GPU_OPERATOR_VERSION/nvidia.com_$n.yaml crds/nvidia.com_$n.yaml"
   done
   echo "reference/gpu-operator-$GPU_OPERATOR_VERSION-chart-values.yaml values.yaml"
+}
+files_kube-prometheus-stack() {
+  echo "reference/kube-prometheus-stack-$KUBE_PROMETHEUS_STACK_VERSION-chart-values.yaml values.yaml"
+  echo "reference/kube-state-metrics-$KUBE_STATE_METRICS_VERSION-chart-values.yaml charts/kube-state-metrics/values.yaml"
 }
 
 # upstream_<part> DIR SRC...: put the upstream files SRC... under DIR (which must not exist); print what the
@@ -110,6 +121,25 @@ upstream_gpu-operator() {
     cp "$TC_SCRATCH/chart/gpu-operator/$src" "$dir/$src"
   done
   echo "chart gpu-operator $GPU_OPERATOR_VERSION from $GPU_OPERATOR_REPO"
+}
+# The chart as `helm pull` gives it, its subcharts under charts/ (kube-state-metrics among them).
+upstream_kube-prometheus-stack() {
+  local dir=$1 helm; shift
+  helm="$TC_BIN/helm"
+  [ -x "$helm" ] || helm="$(command -v helm)" || tc_die "no helm (scripts/toolchain helm builds one) to pull the chart"
+  tc_scratch kube-prometheus-stack-chart
+  HELM_CACHE_HOME="$TC_SCRATCH/home/cache" HELM_CONFIG_HOME="$TC_SCRATCH/home/config" \
+    HELM_DATA_HOME="$TC_SCRATCH/home/data" timeout 300 "$helm" pull kube-prometheus-stack \
+    --repo "$PROMETHEUS_COMMUNITY_REPO" --version "$KUBE_PROMETHEUS_STACK_VERSION" --untar \
+    --untardir "$TC_SCRATCH/chart" >&2
+  local src
+  for src in "$@"; do
+    [ -f "$TC_SCRATCH/chart/kube-prometheus-stack/$src" ] || \
+      tc_die "the kube-prometheus-stack $KUBE_PROMETHEUS_STACK_VERSION chart has no $src"
+    mkdir -p "$dir/$(dirname "$src")"
+    cp "$TC_SCRATCH/chart/kube-prometheus-stack/$src" "$dir/$src"
+  done
+  echo "chart kube-prometheus-stack $KUBE_PROMETHEUS_STACK_VERSION from $PROMETHEUS_COMMUNITY_REPO"
 }
 
 # The DEST paths of every part, sorted: what a complete tree holds besides SOURCES.

@@ -443,6 +443,9 @@ def test_given_node_role_and_created_cluster():
     assert cluster.inputs["name"] == platform["cluster"]["name"]
     assert cluster.inputs["version"] == platform["cluster"]["kubernetesVersion"]
     assert cluster.inputs["vpcConfig"]["subnetIds"] == platform["cluster"]["subnetIds"]
+    # Reachable inside the VPC (nodes, the managed Prometheus collector) and from a laptop or CI runner.
+    assert (cluster.inputs["vpcConfig"]["endpointPrivateAccess"], cluster.inputs["vpcConfig"]["endpointPublicAccess"]) \
+        == (True, True)
     assert cluster.options["protect"] is False  # staging
     for ng in r.by_type(NODE_GROUP):
         assert ng.inputs["nodeRoleArn"] == NODE_ROLE_ARN

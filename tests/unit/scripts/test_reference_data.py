@@ -35,13 +35,14 @@ EXPECTED = sorted(
     + [f"crds/gpu-operator-v26.7.0/nvidia.com_{n}.yaml" for n in ("clusterpolicies", "nvidiadrivers")]
     + [f"crds/prometheus-operator-v0.93.0/monitoring.coreos.com_{n}.yaml"
        for n in ("podmonitors", "prometheusrules", "servicemonitors")]
-    + ["reference/gpu-operator-v26.7.0-chart-values.yaml", "reference/kueue-v0.19.2-chart-values.yaml"])
+    + ["reference/gpu-operator-v26.7.0-chart-values.yaml", "reference/kueue-v0.19.2-chart-values.yaml",
+       "reference/kube-prometheus-stack-88.5.3-chart-values.yaml", "reference/kube-state-metrics-8.4.0-chart-values.yaml"])
 GPU_OPERATOR = [p for p in EXPECTED if "gpu-operator" in p]
 
 # A helm that records its arguments and either fails as an unreachable repository does or untars a chart
 # with the GPU Operator's layout (crds/, values.yaml) whose files say where they came from.
 FAKE_HELM = """#!/usr/bin/env bash
-echo "$*" >"$(dirname "$0")/helm.args"
+echo "$*" >>"$(dirname "$0")/helm.args"
 [ "${FAKE_HELM_CHART:-}" = 1 ] || { echo 'Error: looks like the repository cannot be reached' >&2; exit 1; }
 while [ $# -gt 0 ]; do [ "$1" = --untardir ] && dir=$2; shift; done
 mkdir -p "$dir/gpu-operator/crds"
@@ -113,7 +114,8 @@ def test_offline_every_part_comes_from_the_fallback_and_a_stale_release_goes(tmp
     sources = got.pop("SOURCES").splitlines()
     assert got == {rel: f"fallback {rel}\n" for rel in EXPECTED}
     assert [line.split()[:3] for line in sources] == [
-        [part, "fallback", str(shared)] for part in ("kueue", "karpenter", "prometheus-operator", "gpu-operator")]
+        [part, "fallback", str(shared)]
+        for part in ("kueue", "karpenter", "prometheus-operator", "gpu-operator", "kube-prometheus-stack")]
     assert "module lookup disabled by GOPROXY=off" in sources[0]
     assert "repository cannot be reached" in sources[3]
 
@@ -129,10 +131,11 @@ def test_a_part_without_a_source_is_left_out_and_the_failure_names_the_variables
     assert out.returncode == 1
     error = out.stderr.splitlines()[-1]
     assert re.findall(r"(?:of |; )(\S+) \(upstream: ", error) == ["kueue", "karpenter", "prometheus-operator",
-                                                                 "gpu-operator"]
+                                                                 "gpu-operator", "kube-prometheus-stack"]
     assert ("(upstream: go mod download sigs.k8s.io/kueue@v0.19.2: sigs.k8s.io/kueue@v0.19.2: "
             "module lookup disabled by GOPROXY=off)") in error
-    assert "gpu-operator (upstream: Error: looks like the repository cannot be reached) and no offline" in error
+    assert "gpu-operator (upstream: Error: looks like the repository cannot be reached);" in error
+    assert "kube-prometheus-stack (upstream: Error: looks like the repository cannot be reached) and no offline" in error
     assert "GPU_PLATFORM_SHARED=none" in error
     assert "GPU_PLATFORM_CRDS and GPU_PLATFORM_REFERENCE" in error
     located = reference_data.locate(offline)
@@ -146,7 +149,7 @@ def test_the_gpu_operator_chart_is_pulled_from_the_stacks_repository_at_the_pinn
     out = run({**offline, "FAKE_HELM_CHART": "1"})
     assert out.returncode == 1  # the modules have no source offline
     cache = Path(offline[toolcache.CACHE_ENV])
-    args = (cache / "bin" / "helm.args").read_text().split()
+    args = (cache / "bin" / "helm.args").read_text().splitlines()[0].split()
     assert args[:6] == ["pull", "gpu-operator", "--repo", CHART_REPO, "--version", AddonGpuOperator().version]
     got = tree(cache / "src" / "reference")
     assert {rel: got[rel] for rel in GPU_OPERATOR} == {
