@@ -33,15 +33,15 @@ def local_configs() -> dict[str, dict[str, Any]]:
     a = platform_raw("local")
     b = copy.deepcopy(a)
     # The notebooks pool has 56 units: vision 28 + nlp 28 in A; 14 + 21 + three new teams of 7 in B.
-    b["teams"][0]["quotas"]["notebooks"]["gpus"] = 14
-    b["teams"][1]["quotas"]["notebooks"]["gpus"] = 21
+    b["teams"][0]["quotas"]["notebooks"]["units"] = 14
+    b["teams"][1]["quotas"]["notebooks"]["units"] = 21
     for i in range(3):
         b["teams"].append({"name": f"extra-{i}", "costCenter": f"cc-90{i}",
                            "groups": {"admin": [f"extra-{i}-leads"], "member": [f"extra-{i}-engineers"], "viewer": []},
-                           "quotas": {"notebooks": {"gpus": 7}}})
+                           "quotas": {"notebooks": {"units": 7}}})
     b2 = copy.deepcopy(b)
-    b2["teams"][-3]["quotas"]["notebooks"]["gpus"] = 5
-    b2["teams"][-2]["quotas"]["notebooks"]["gpus"] = 9
+    b2["teams"][-3]["quotas"]["notebooks"]["units"] = 5
+    b2["teams"][-2]["quotas"]["notebooks"]["units"] = 9
     return {"A": a, "B": b, "B2": b2}
 
 

@@ -65,28 +65,28 @@ def flavor(r: Rendered, team: str, name: str) -> list[dict[str, str]]:
 
 # (stack, team, flavor) -> the flavor's resources, whole.
 QUOTAS: dict[tuple[str, str, str], list[dict[str, str]]] = {
-    # prod llm-pretrain h100-train {gpus: 96, borrowingLimit: 32}: 96 x 23806m, 96 x 242045 Mi (23236320 Mi is
+    # prod llm-pretrain h100-train {units: 96, borrowingLimit: 32}: 96 x 23806m, 96 x 242045 Mi (23236320 Mi is
     # 22691.71875 Gi: stays Mi); 32 x 23806m, 32 x 242045 Mi. Its other pool (h200-train) is whole GPUs too.
     ("prod", "llm-pretrain", "h100-train"): [
         {"name": "cpu", "nominalQuota": "2285376m", "borrowingLimit": "761792m"},
         {"name": "memory", "nominalQuota": "23236320Mi", "borrowingLimit": "7745440Mi"},
         {"name": "nvidia.com/gpu", "nominalQuota": "96", "borrowingLimit": "32"},
     ],
-    # prod h200-train {gpus: 32, lendingLimit: 16} on p5en.48xlarge (192 vCPU, 2048 GiB, 8 H200: CPU as p5,
+    # prod h200-train {units: 32, lendingLimit: 16} on p5en.48xlarge (192 vCPU, 2048 GiB, 8 H200: CPU as p5,
     # memory 241910 Mi a unit for its 198 pods): 32 x 241910 = 7741120 Mi, 16 x 241910 = 3870560 Mi.
     ("prod", "llm-pretrain", "h200-train"): [
         {"name": "cpu", "nominalQuota": "761792m", "lendingLimit": "380896m"},
         {"name": "memory", "nominalQuota": "7741120Mi", "lendingLimit": "3870560Mi"},
         {"name": "nvidia.com/gpu", "nominalQuota": "32", "lendingLimit": "16"},
     ],
-    # prod search-serving l40s-infer {gpus: 64, borrowingLimit: 16}: 64 x 5851m, 64 x 44763 Mi = 2864832 Mi;
+    # prod search-serving l40s-infer {units: 64, borrowingLimit: 16}: 64 x 5851m, 64 x 44763 Mi = 2864832 Mi;
     # 16 x 5851m, 16 x 44763 Mi = 716208 Mi.
     ("prod", "search-serving", "l40s-infer"): [
         {"name": "cpu", "nominalQuota": "374464m", "borrowingLimit": "93616m"},
         {"name": "memory", "nominalQuota": "2864832Mi", "borrowingLimit": "716208Mi"},
         {"name": "nvidia.com/gpu.shared", "nominalQuota": "64", "borrowingLimit": "16"},
     ],
-    # prod vision a100-mig {gpus: 112, lendingLimit: 56}: 112 x 1690m, 112 x 19297 Mi = 2161264 Mi; 56 x 1690m,
+    # prod vision a100-mig {units: 112, lendingLimit: 56}: 112 x 1690m, 112 x 19297 Mi = 2161264 Mi; 56 x 1690m,
     # 56 x 19297 Mi = 1080632 Mi; vision also quotes l4-interactive's time-sliced resource, which this flavor
     # does not advertise: 0.
     ("prod", "vision", "a100-mig"): [
@@ -95,7 +95,7 @@ QUOTAS: dict[tuple[str, str, str], list[dict[str, str]]] = {
         {"name": "nvidia.com/gpu.shared", "nominalQuota": "0"},
         {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": "112", "lendingLimit": "56"},
     ],
-    # prod llm-finetune h100-train {gpus: 32, borrowingLimit: 32, lendingLimit: 16}: all three limits
+    # prod llm-finetune h100-train {units: 32, borrowingLimit: 32, lendingLimit: 16}: all three limits
     # (32 x 242045 = 7745440 Mi, 16 x 242045 = 3872720 Mi).
     ("prod", "llm-finetune", "h100-train"): [
         {"name": "cpu", "nominalQuota": "761792m", "borrowingLimit": "761792m", "lendingLimit": "380896m"},
@@ -103,13 +103,13 @@ QUOTAS: dict[tuple[str, str, str], list[dict[str, str]]] = {
         {"name": "nvidia.com/gpu", "nominalQuota": "32", "borrowingLimit": "32", "lendingLimit": "16"},
         {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": "0"},
     ],
-    # local serving infer {gpus: 32} on g6.12xlarge x4 replicas: 32 x 2925m = 93600m, 32 x 11055 Mi = 353760 Mi.
+    # local serving infer {units: 32} on g6.12xlarge x4 replicas: 32 x 2925m = 93600m, 32 x 11055 Mi = 353760 Mi.
     ("local", "serving", "infer"): [
         {"name": "cpu", "nominalQuota": "93600m"},
         {"name": "memory", "nominalQuota": "353760Mi"},
         {"name": "nvidia.com/gpu.shared", "nominalQuota": "32"},
     ],
-    # local nlp train {gpus: 8, borrowingLimit: 4, lendingLimit: 4}: 8 x 23806m = 190448m, 8 x 242045 Mi =
+    # local nlp train {units: 8, borrowingLimit: 4, lendingLimit: 4}: 8 x 23806m = 190448m, 8 x 242045 Mi =
     # 1936360 Mi; 4 x 23806m = 95224m, 4 x 242045 Mi = 968180 Mi.
     ("local", "nlp", "train"): [
         {"name": "cpu", "nominalQuota": "190448m", "borrowingLimit": "95224m", "lendingLimit": "95224m"},
@@ -117,7 +117,7 @@ QUOTAS: dict[tuple[str, str, str], list[dict[str, str]]] = {
         {"name": "nvidia.com/gpu", "nominalQuota": "8", "borrowingLimit": "4", "lendingLimit": "4"},
         {"name": "nvidia.com/mig-1g.10gb", "nominalQuota": "0"},
     ],
-    # staging llm-pretrain a10g-dev {gpus: 4} on g5.xlarge: 4 x 2920m = 11680m, 4 x 12114 Mi = 48456 Mi.
+    # staging llm-pretrain a10g-dev {units: 4} on g5.xlarge: 4 x 2920m = 11680m, 4 x 12114 Mi = 48456 Mi.
     ("staging", "llm-pretrain", "a10g-dev"): [
         {"name": "cpu", "nominalQuota": "11680m"},
         {"name": "memory", "nominalQuota": "48456Mi"},
@@ -370,7 +370,7 @@ def test_a_jobs_labels_and_security_context_are_whole() -> None:
 
 
 def test_a_namespace_quota_caps_every_gpu_resource_at_the_teams_reach() -> None:
-    """prod search-serving holds l40s-infer {gpus: 64, borrowingLimit: 16} in cohort product, where recsys lends
+    """prod search-serving holds l40s-infer {units: 64, borrowingLimit: 16} in cohort product, where recsys lends
     at most 24 (lendingLimit 24) of the l40s-infer pool's 16 x 8 = 128: its reach is min(64 + 16, 64 + 24, 128)
     = 80 time-sliced units. Every other GPU resource the stack's pools advertise is capped at 0."""
     (quota,) = [x.inputs for x in rendered("prod").by_type("kubernetes:core/v1:ResourceQuota")
