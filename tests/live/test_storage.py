@@ -34,6 +34,7 @@ def data_plan() -> Plan:
     platform = doc["config"]["gpu-platform:platform"]
     platform["cluster"] = {**platform["cluster"], "provider": "eks", "subnetIds": ["subnet-0123456789abcdef0"]}
     platform["data"] = {"enabled": True, "bucketPrefix": "live-data"}
+    doc["config"]["aws:region"] = "us-east-1"  # an eks stack names its region (the data path's S3 endpoints)
     spec, _ = load_stack_config(doc)
     return build_plan(spec, "us-east-1")
 
