@@ -87,6 +87,9 @@ class LocalCluster:
     workloads: str = "none"
     # Prometheus and the GPU telemetry (LOCAL_CLUSTER_PROMETHEUS): off unless asked.
     prometheus: bool = False
+    # The real node (LOCAL_CLUSTER_REAL_NODE, localcluster/realnode.py): off unless asked (a pool, or "1"); it
+    # needs root, and one runs per machine.
+    real_node: str = "none"
     settings: dict[str, str] = field(default_factory=dict)
     inherit_local_cluster: bool = True       # the caller's own LOCAL_CLUSTER_* settings apply (tool_env)
 
@@ -107,6 +110,7 @@ class LocalCluster:
             "LOCAL_CLUSTER_ETCD_PORT": str(self.etcd_port),
             "LOCAL_CLUSTER_WORKLOADS": self.workloads,
             "LOCAL_CLUSTER_PROMETHEUS": "1" if self.prometheus else "0",
+            "LOCAL_CLUSTER_REAL_NODE": self.real_node,
             "KUBECONFIG": str(self.kubeconfig),
         })
         if self.stack is not None:

@@ -31,6 +31,7 @@ def test_the_cluster_env_names_its_state_ports_and_settings(caller_env: None) ->
         "LOCAL_CLUSTER_ETCD_PORT": "31790",
         "LOCAL_CLUSTER_WORKLOADS": "none",
         "LOCAL_CLUSTER_PROMETHEUS": "0",
+        "LOCAL_CLUSTER_REAL_NODE": "none",   # no real node unless asked: it needs root, one per machine
         "LOCAL_CLUSTER_STACK": "/cfg/Pulumi.sim.yaml",
         "LOCAL_CLUSTER_PODS_READY_TIMEOUT": "10s",
         "LOCAL_CLUSTER_SCALE_UP_DELAY": "1s",   # the caller's own setting passes through
