@@ -35,8 +35,11 @@ STACK = "realnode"
 STACK_FILE = Path(__file__).with_name("real_node_stack.yaml")
 POOL, TEAM = "small", "zeta"
 NODE = f"{POOL}-real"
-APISERVER_PORT = os.environ.get("GPU_PLATFORM_REAL_NODE_APISERVER_PORT", "34443")
-ETCD_PORT = os.environ.get("GPU_PLATFORM_REAL_NODE_ETCD_PORT", "34790")
+# Below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768-60999 by default), like every test
+# cluster's: a port in it can be any client connection's source port, and a component that binds every interface
+# (Karpenter, API server +7) then fails with "address already in use" (CI at 1d79d03: the crash test's restart).
+APISERVER_PORT = os.environ.get("GPU_PLATFORM_REAL_NODE_APISERVER_PORT", "31443")
+ETCD_PORT = os.environ.get("GPU_PLATFORM_REAL_NODE_ETCD_PORT", "21890")
 REAL_NODE_TOOLS = ("kubelet", "gpu-device-plugin", "containerd", "ctr")
 
 
