@@ -204,7 +204,7 @@ class Observability(pulumi.ComponentResource):
         self.scraper = aws.amp.Scraper(
             "monitoring-collector", alias=amp_scraper_alias(m.cluster),
             source=aws.amp.ScraperSourceArgs(eks=aws.amp.ScraperSourceEksArgs(
-                cluster_arn=cluster_arn, subnet_ids=list(plan.cluster.subnet_ids),
+                cluster_arn=cluster_arn, subnet_ids=list(cluster.subnet_ids),
                 # the cluster security group, which the nodes' interfaces carry: the collector reaches the pods
                 security_group_ids=[cluster.security_group_id])),
             destination=aws.amp.ScraperDestinationArgs(amp=aws.amp.ScraperDestinationAmpArgs(

@@ -7,9 +7,9 @@ Grouped by what the names are for, one submodule each: the stack config's keys (
 formats (formats); labels (labels: the platform's objects, nodes, tenants) and annotations (annotations); GPU
 resources and taints (gpu_resources); Pod Security (pod_security); namespaces (namespaces); Kueue (kueue) and
 its integrations (kueue_integrations); tenancy's objects and the admission policies (tenancy); the network
-peers and ports tenants are given (network_peers); add-ons (addons); AWS names and tags (aws); pools' capacity
-(capacity); Karpenter (karpenter); the Cluster Autoscaler (cluster_autoscaler); the data path (data_path); the
-simulated nodes (simulation). This package re-exports every name of every submodule, so a caller writes
+peers and ports tenants are given (network_peers); add-ons (addons); AWS names and tags (aws); the VPC a created
+cluster runs in (network); pools' capacity (capacity); Karpenter (karpenter); the Cluster Autoscaler
+(cluster_autoscaler); the data path (data_path); the simulated nodes (simulation). This package re-exports every name of every submodule, so a caller writes
 `from gpu_platform import conventions as cv` and `cv.POOL` without knowing which submodule spells it; each name
 is defined in exactly one submodule, which imports what it builds on from its siblings, never from here.
 """
@@ -84,6 +84,10 @@ from .addons import (
 from .aws import (
     IAM_ROLE_ARN, TAG_ACCESS_OWNER, TAG_CLUSTER, TAG_ENVIRONMENT, TAG_PLATFORM, efa_security_group_name,
     launch_template_prefix, node_group_name, placement_group_name, system_node_group_name,
+)
+from .network import (
+    GITHUB_OIDC_AUDIENCE, GITHUB_OIDC_HOST, SUBNET_ROLE_PRIVATE_TAG, SUBNET_ROLE_PUBLIC_TAG, SUBNET_ROLE_TAG_VALUE,
+    SUBNET_TIER_PRIVATE, SUBNET_TIER_PUBLIC, SUBNET_TIER_TAG, subnet_name, vpc_name,
 )
 from .capacity import (
     CAPACITY_ELASTIC, CAPACITY_RESERVED, PROVISIONER_KARPENTER, PROVISIONER_MANAGED_NODE_GROUP, RESERVED_CAPACITY_TYPES,

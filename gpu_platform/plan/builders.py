@@ -18,6 +18,7 @@ from ..spec import OidcProvider, Platform, Pool, Team
 from .addons import plan_addons
 from .cluster import ClusterPlan, OidcProviderPlan, SystemPoolPlan
 from .model import Plan
+from .network import plan_vpc
 from .node_reserve import instance_allocatable, pod_cpu_millis, pod_memory_mib
 from .pools import PoolPlan, Taint
 from .teams import CohortPlan, EgressPlan, PreemptionPlan, PriorityPlan, QuotaPlan, TeamPlan
@@ -253,6 +254,8 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
             control_plane_logs=tuple(c.controlPlaneLogs) if c.provider == "eks" else (),
             access_entries=_access_entries(spec),
             oidc=_plan_oidc(c.identity.oidc) if c.identity is not None and c.provider == "eks" else None,
+            vpc=(plan_vpc(cv.vpc_name(c.name), c.vpc.cidr, tuple(c.vpc.availabilityZones),
+                          c.vpc.natGateways == "per-zone") if c.vpc is not None else None),
         ),
         pools=pools,
         teams=teams,

@@ -6,6 +6,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .. import audit, catalog
 from .fields import Provider, Strict, SystemAmiType, dns_label
+from .network import Vpc
 from .security import Identity
 
 
@@ -69,8 +70,17 @@ class Cluster(Strict):
     )
     subnetIds: list[str] = Field(
         default_factory=list,
-        description="eks: subnets for node groups (required there)",
+        description="eks: existing subnets for node groups (required there unless cluster.vpc makes them)",
         examples=[["subnet-0a1", "subnet-0b2"]],
+    )
+    vpc: Vpc | None = Field(
+        default=None,
+        description=(
+            "eks, create: true: make the VPC here (private and public subnets per zone, internet gateway, NAT) "
+            "and put the control plane and node groups in it: a fresh AWS account needs nothing else; "
+            "instead of subnetIds"
+        ),
+        examples=[{"cidr": "10.0.0.0/16", "availabilityZones": ["us-east-1a", "us-east-1b"]}],
     )
     # eks: create the control plane here (true) or attach node groups to an existing cluster (false).
     create: bool = Field(
