@@ -314,7 +314,8 @@ class Storage(pulumi.ComponentResource):
     # -- shared file systems -----------------------------------------------------------------------------
 
     def _subnet_in_zone(self, fs: FileSystemPlan) -> pulumi.Output[str]:
-        """One of cluster.subnetIds in the file system's zone (a Lustre file system has one subnet)."""
+        """One of cluster.subnetIds in the file system's zone (a Lustre file system has one subnet: pulumi-aws 7's
+        subnet_ids is a single string)."""
         subnets = aws.ec2.get_subnets_output(filters=[
             aws.ec2.GetSubnetsFilterArgs(name="subnet-id", values=list(self.plan.cluster.subnet_ids)),
             aws.ec2.GetSubnetsFilterArgs(name="availability-zone", values=[fs.availability_zone]),
@@ -363,7 +364,7 @@ class Storage(pulumi.ComponentResource):
 
         keep = pulumi.ResourceOptions(parent=self, retain_on_delete=self.plan.environment == "prod")
         lustre = aws.fsx.LustreFileSystem(
-            prefix, subnet_ids=[subnet], security_group_ids=[group.id],
+            prefix, subnet_ids=subnet, security_group_ids=[group.id],
             deployment_type=fs.deployment_type, storage_capacity=fs.storage_capacity_gib,
             per_unit_storage_throughput=fs.per_unit_storage_throughput, file_system_type_version=LUSTRE_VERSION,
             tags=tags, opts=keep)
