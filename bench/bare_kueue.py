@@ -220,7 +220,8 @@ def set_up(client: Client, timeout: float = 120) -> float:
 
 def clean_up(client: Client, timeout: float = 300) -> float:
     """What the runner's Cleanup deletes (its namespaces, LocalQueues, ClusterQueues, flavor), Workloads first
-    so the ClusterQueues' finalizers have nothing to wait for; seconds until the ClusterQueues are gone."""
+    so the ClusterQueues' finalizers have nothing to wait for; seconds until the ClusterQueues and namespaces
+    are gone (the next phase is not to share the machine with their deletion)."""
     started = time.perf_counter()
     names = queue_names()
     for ns in names:
@@ -240,7 +241,8 @@ def clean_up(client: Client, timeout: float = 300) -> float:
     left: list[str] = []
     while time.perf_counter() - started < timeout:
         left = [q["metadata"]["name"] for q in client.get(CLUSTER_QUEUES)["items"] if q["metadata"]["name"] in names]
+        left += [f"namespace {n['metadata']['name']}" for n in client.get(NAMESPACES, labelSelector=CLEANUP_LABEL)["items"]]
         if not left:
             return time.perf_counter() - started
         time.sleep(1)
-    raise RuntimeError(f"bare Kueue's ClusterQueues {left[:3]} still there after {timeout:.0f}s")
+    raise RuntimeError(f"bare Kueue's {left[:3]} still there after {timeout:.0f}s")

@@ -141,7 +141,7 @@ class BareReplay:
                     ready.append(heapq.heappop(self.due))
             for _, _, key, epoch in ready:
                 self.work.put(("finished", key, epoch))
-            time.sleep(0.01)
+            time.sleep(0.02)
 
     def _worker(self, stop: threading.Event) -> None:
         while not stop.is_set():
