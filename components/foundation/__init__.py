@@ -5,6 +5,7 @@ Only used for `cluster.create` stacks with `cluster.vpc` (and `cluster.ci`); the
 components/node_pools (create_cluster), in these subnets. Everything here comes from the plan.
 """
 
+from .ci_roles import CiRoles
 from .vpc import ClusterNetwork
 
-__all__ = ["ClusterNetwork"]
+__all__ = ["CiRoles", "ClusterNetwork"]

@@ -1,5 +1,5 @@
-"""The VPC a created cluster runs in (cluster.vpc): the names and tags of what the stack makes, and the
-GitHub Actions OIDC issuer CI roles trust."""
+"""The VPC a created cluster runs in (cluster.vpc): the names and tags of what the stack makes; the GitHub Actions
+OIDC issuer the CI roles (cluster.ci) trust, and their names."""
 
 from __future__ import annotations
 
@@ -22,6 +22,16 @@ SUBNET_TIER_PUBLIC = "public"
 # https://token.actions.githubusercontent.com, audience sts.amazonaws.com).
 GITHUB_OIDC_HOST = "token.actions.githubusercontent.com"
 GITHUB_OIDC_AUDIENCE = "sts.amazonaws.com"
+
+
+# The two CI roles (cluster.ci): pull-request previews and deploys.
+CI_PREVIEW = "preview"
+CI_DEPLOY = "deploy"
+
+
+def ci_role_name(cluster: str, kind: str) -> str:
+    """`<cluster>-ci-deploy`: the IAM role GitHub Actions assumes for one kind of run."""
+    return f"{cluster}-ci-{kind}"
 
 
 def vpc_name(cluster: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from .ci import CiPlan
 from .network import VpcPlan
 
 
@@ -68,3 +69,5 @@ class ClusterPlan:
     oidc: OidcProviderPlan | None = None
     # eks, created cluster in a VPC made here (cluster.vpc): its subnets; None: the cluster uses subnet_ids.
     vpc: VpcPlan | None = None
+    # eks: the GitHub Actions roles and their access entries (cluster.ci).
+    ci: CiPlan | None = None

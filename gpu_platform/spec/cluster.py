@@ -6,6 +6,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .. import audit, catalog
 from .fields import Provider, Strict, SystemAmiType, dns_label
+from .ci import Ci
 from .network import Vpc
 from .security import Identity
 
@@ -90,6 +91,15 @@ class Cluster(Strict):
             "attaching to an existing cluster by name"
         ),
         examples=[True],
+    )
+    ci: Ci | None = Field(
+        default=None,
+        description=(
+            "eks: the IAM roles GitHub Actions previews (pull requests) and deploys (the deploy branch or "
+            "environments) with, trusting GitHub's OIDC issuer, and their EKS access entries"
+        ),
+        examples=[{"github": {"repository": "my-org/gpu-platform", "deployPolicyArns": [
+            "arn:aws:iam::111122223333:policy/gpu-sandbox-deployer"]}}],
     )
     # eks: an existing node IAM role instead of one made here.
     nodeRoleArn: str | None = Field(

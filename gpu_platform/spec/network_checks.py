@@ -1,5 +1,5 @@
-"""Checks of `cluster.vpc` against the rest of the spec: which clusters may make their VPC, and that every
-pool's zone is one the VPC has subnets in."""
+"""Checks of `cluster.vpc` and `cluster.ci` against the rest of the spec: which clusters may make their VPC and
+CI roles, and that every pool's zone is one the VPC has subnets in."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ def check_network(p: Platform, region: str | None) -> list[Problem]:
     if c.provider == "eks" and not c.subnetIds and c.vpc is None:
         out.append(Problem("cluster.subnetIds", "provider 'eks' needs the subnets for node groups (subnetIds), or "
                                                 "cluster.vpc with cluster.create: true to make them"))
+    if c.ci is not None and c.provider != "eks":
+        out.append(Problem("cluster.ci", f"CI roles and their access entries are made only for provider 'eks', not "
+                                         f"{c.provider!r}"))
     if c.vpc is None:
         return out
     if c.provider != "eks":
