@@ -60,3 +60,13 @@ def test_the_configuration_page_example_is_prods() -> None:
     raw = yaml.safe_load((ROOT / "Pulumi.prod.yaml").read_text())["config"]
     assert doc["aws:region"] == raw["aws:region"]
     assert differences(doc["gpu-platform:platform"], prod()) == []
+
+
+def test_the_queues_page_says_how_prod_sets_search_servings_preemption() -> None:
+    text = " ".join((DOCS / "queues.md").read_text().split())
+    (sentence,) = re.findall(r"`search-serving` in prod sets its own: [^.]*\.", text)
+    (team,) = [t for t in prod()["teams"] if t["name"] == "search-serving"]
+    assert {k: v for k, v in team["preemption"].items()} == {
+        "reclaimWithinCohort": "LowerPriority", "borrowWithinCohort": "Never",
+        "withinClusterQueue": "LowerOrNewerEqualPriority"}
+    assert [f"`{k}: {v}`" in sentence for k, v in team["preemption"].items()] == [True, True, True]
