@@ -70,3 +70,33 @@ def test_the_queues_page_says_how_prod_sets_search_servings_preemption() -> None
         "reclaimWithinCohort": "LowerPriority", "borrowWithinCohort": "Never",
         "withinClusterQueue": "LowerOrNewerEqualPriority"}
     assert [f"`{k}: {v}`" in sentence for k, v in team["preemption"].items()] == [True, True, True]
+
+
+# ---- namespaces: a copied `kubectl -n NS` names a namespace some shipped stack has -----------------------------
+
+KUBECTL_NAMESPACE = re.compile(r"kubectl[^\n`|]*?(?:\s-n\s+|--namespace[= ])([A-Za-z0-9<>$\"{}._-]+)")
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md")), *sorted((DOCS / "tasks").glob("*.md"))]
+
+
+def shipped_namespaces() -> set[str]:
+    """Every namespace of the stacks a page's commands run against: the three stacks, the MultiKueue
+    walk-through's (tests/multikueue/stack.yaml, docs/queues.md), and the platform's own."""
+    from gpu_platform import conventions as cv
+    from gpu_platform.stack_files import load_plan
+
+    known = set(cv.RESERVED_NAMESPACES) | set(cv.PLATFORM_NAMESPACES)
+    for stack in ("local", "staging", "prod"):
+        known |= {ns for team in spec_of(stack).teams for ns in team.namespace_names}
+    known |= {ns for team in load_plan(None, str(ROOT / "tests" / "multikueue" / "stack.yaml"))[1].teams
+              for ns in team.namespaces}
+    return known
+
+
+def test_every_namespace_a_copied_kubectl_names_is_a_shipped_stacks() -> None:
+    """The why-does-my-job-wait example once ran in namespace `alpha`, which no shipped stack has. Placeholders
+    (`<ns>`, `$NS`, `NS`) and the onboarding page's new team are the exceptions."""
+    known = shipped_namespaces() | {"robotics"}
+    unknown = sorted({(p.name, ns) for p in PAGES for ns in KUBECTL_NAMESPACE.findall(p.read_text())
+                      if ns not in known and not ns.startswith(("<", "$", '"$')) and not ns.isupper()})
+    assert unknown == []
+    assert "robotics" in (DOCS / "tasks" / "onboard-a-team.md").read_text().split("- name: ")[1]

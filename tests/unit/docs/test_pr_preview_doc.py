@@ -9,6 +9,7 @@ target and ceiling.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import yaml
@@ -20,10 +21,12 @@ PAGE = ROOT / "docs" / "tasks" / "pr-preview-in-ci.md"
 WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
 
 
+@functools.cache
 def text() -> str:
     return " ".join(PAGE.read_text().split())
 
 
+@functools.cache
 def jobs() -> dict:
     return yaml.safe_load(WORKFLOW.read_text())["jobs"]
 
