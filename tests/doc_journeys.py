@@ -56,6 +56,18 @@ EXPECTED: dict[str, list[list[str]]] = {
 }
 
 
+# Every variable a block sets is exported (`set -a`) and saved after it (`export -p` into $JOURNEY_STATE), so the
+# next block's shell has it, as in the one terminal a reader uses; `set -eo pipefail`: a failing command, or the
+# job printer before a pipe, fails the block, and a failed block saves nothing.
+PRELUDE = 'set -a\n[ ! -s "$JOURNEY_STATE" ] || . "$JOURNEY_STATE"\nset -eo pipefail\n'
+EPILOGUE = '\nexport -p > "$JOURNEY_STATE"\n'
+
+
+def script(code: str) -> str:
+    """What `bash -c` runs for a block: its code between the state's restore and save."""
+    return PRELUDE + code + EPILOGUE
+
+
 class MarkerError(ValueError):
     """A journey marker that is not followed by a shell block."""
 

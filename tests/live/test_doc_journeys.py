@@ -25,7 +25,7 @@ from typing import Iterator
 import pytest
 
 from gpu_platform.stack_files import load_plan
-from tests.doc_journeys import EXPECTED, JOURNEYS, Block, journey, missing_or_forbidden
+from tests.doc_journeys import EXPECTED, JOURNEYS, Block, journey, missing_or_forbidden, script
 from tests.live.conftest import Live, is_true, wait_for
 from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, Engine, new_engine, require, run, running_cluster
 from tests.conftest import ROOT
@@ -38,11 +38,6 @@ BLOCK_TIMEOUT_S = 120
 # then LOCAL_CLUSTER_SCALE_DOWN_DELAY's 30 s empty), under the load of the other lanes.
 RETRY_DEADLINE_S = 240
 RETRY_INTERVAL_S = 2
-# Every variable a block sets is exported (`set -a`) and saved after it, so the next block's shell has it, as
-# in the one terminal a reader uses; `set -eo pipefail`: a failing command, or the job printer before a pipe,
-# fails the block.
-PRELUDE = 'set -a\n[ ! -s "$JOURNEY_STATE" ] || . "$JOURNEY_STATE"\nset -eo pipefail\n'
-EPILOGUE = '\nexport -p > "$JOURNEY_STATE"\n'
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +60,7 @@ def local_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
 
 
 def run_block(block: Block, env: dict[str, str]) -> tuple[int, str]:
-    result = run(["bash", "-c", PRELUDE + block.code + EPILOGUE], env, timeout=BLOCK_TIMEOUT_S, check=False)
+    result = run(["bash", "-c", script(block.code)], env, timeout=BLOCK_TIMEOUT_S, check=False)
     return result.returncode, result.stdout + result.stderr
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.doc_journeys import EXPECTED, JOURNEYS, PAGES, MarkerError, blocks, journey, missing_or_forbidden
+from tests.doc_journeys import EXPECTED, JOURNEYS, PAGES, MarkerError, blocks, journey, missing_or_forbidden, script
 
 
 def test_each_journey_has_the_blocks_the_live_test_expects() -> None:
@@ -66,3 +66,18 @@ def test_every_local_cluster_subcommand_a_block_calls_exists() -> None:
     known = {w for words in known for w in words.split("|")}
     used = {m for name in JOURNEYS for b in journey(name) for m in re.findall(r"scripts/local-cluster ([a-z-]+)", b.code)}
     assert used == {"kubeconfig", "user"} and used <= known, (used, sorted(known))
+
+
+def test_a_journeys_blocks_share_one_shell_session(tmp_path: Path) -> None:
+    """What the live test relies on: a variable set in one block is there in the next; a failing command, or a
+    failing command before a pipe, fails its block, and a failed block leaves the session as it was."""
+    env = {"PATH": "/usr/bin:/bin", "JOURNEY_STATE": str(tmp_path / "state.sh")}
+
+    def run(code: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-c", script(code)], env=env, text=True, capture_output=True, timeout=10)
+
+    assert run('ALICE=$(echo /tmp/alice.kubeconfig)\nexport KUBECONFIG=/tmp/admin\n').returncode == 0
+    assert run('echo "$ALICE $KUBECONFIG"\n').stdout == "/tmp/alice.kubeconfig /tmp/admin\n"
+    assert run("false | cat\necho after\n").returncode != 0
+    failed = run("ALICE=changed\nfalse\n")
+    assert failed.returncode != 0 and run('echo "$ALICE"\n').stdout == "/tmp/alice.kubeconfig\n"
