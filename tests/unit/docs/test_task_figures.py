@@ -68,3 +68,14 @@ def test_why_wait_states_visions_quota_as_the_plan_has_it() -> None:
 def test_why_wait_gives_kueues_pods_ready_timeout() -> None:
     assert WAIT_FOR_PODS_READY_TIMEOUT == "30m"
     assert "within `waitForPodsReady.timeout` (30 minutes)" in page("why-does-my-job-wait.md")
+
+
+def test_why_wait_names_the_admission_checks_the_platform_creates() -> None:
+    """The check a reader looks for in `status.admissionChecks[]` is named as the stack names it (the page once
+    said `provisioningRequest`; the AdmissionCheck is `provisioning-request`)."""
+    from gpu_platform import conventions as cv
+
+    assert (cv.PROVISIONING_CHECK_NAME, cv.MULTIKUEUE_NAME) == ("provisioning-request", "multikueue")
+    text = page("why-does-my-job-wait.md")
+    assert f"`status.admissionChecks[]` with `{cv.PROVISIONING_CHECK_NAME}` in state `Pending`" in text
+    assert f"`status.admissionChecks[]` with `{cv.MULTIKUEUE_NAME}` in state `Pending`" in text
