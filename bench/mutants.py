@@ -7,8 +7,8 @@ as two conventions constants), True and False or `and` and `or` exchanged, a `no
 exchanged, a returned value replaced by None.
 
 Spots whose change no user could see are never mutated, so they do not count as survivors: docstrings, type
-annotations, f-strings (message text; their inner positions are not reliable before Python 3.12 either),
-`__repr__`/`__str__`, logging and print calls, documentation keywords (`description=`, `title=`, ...) and
+annotations, f-strings (message text; their inner positions are not reliable before Python 3.12 either), two
+pieces of prose swapped, `__repr__`/`__str__`, logging and print calls, documentation keywords (`description=`, `title=`, ...) and
 `if TYPE_CHECKING:` blocks. A mutant that does not compile or whose AST equals the original's is dropped too.
 
 The sample is drawn with random.Random(seed) over every mutant of the target files, in file order, so one seed
@@ -114,11 +114,16 @@ def _label_kind(node: ast.AST) -> str | None:
     return None
 
 
+def _prose(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and any(c.isspace() for c in node.value)
+
+
 def _swaps(values: list[ast.expr]) -> Iterator[tuple[int, int]]:
-    """Neighbouring pairs of the same label kind that differ."""
+    """Neighbouring pairs of the same label kind that differ, but two pieces of prose (a title and a help text
+    swapped is message text, not a label)."""
     labelled = [(i, _label_kind(v)) for i, v in enumerate(values) if _label_kind(v)]
     for (a, ka), (b, kb) in zip(labelled, labelled[1:]):
-        if ka == kb and ast.dump(values[a]) != ast.dump(values[b]):
+        if ka == kb and ast.dump(values[a]) != ast.dump(values[b]) and not (_prose(values[a]) and _prose(values[b])):
             yield a, b
 
 

@@ -62,7 +62,7 @@ def test_each_operator_makes_the_slip_it_names() -> None:
 def test_text_a_user_never_acts_on_is_never_mutated() -> None:
     """The docstrings, the log call, the f-string message, the annotations and __repr__ hold mutable spots
     (`nodes + 1`, `LIMIT - 1`, the log's arguments), none of which is drawn; documentation keywords are never
-    dropped."""
+    dropped; two pieces of prose are never swapped."""
     lines = {m.line for m in mutations(SOURCE, "m.py")}
     assert lines == {5, 8, 11, 13, 17}
     source = 'from pydantic import Field\nX = Field(default=2, description="two", title="t", ge=1)\n'
@@ -70,6 +70,10 @@ def test_text_a_user_never_acts_on_is_never_mutated() -> None:
         ("off by one", "2", "1"), ("off by one", "1", "2"),
         ("drop keyword", 'Field(default=2, description="two", title="t", ge=1)', "Field(description='two', title='t', ge=1)"),
         ("drop keyword", 'Field(default=2, description="two", title="t", ge=1)', "Field(default=2, description='two', title='t')"),
+    }
+    assert _changes('Panel("GPU hours", "Hours of GPUs by team.", "gpu-hours")\n') == {
+        ("swap arguments", 'Panel("GPU hours", "Hours of GPUs by team.", "gpu-hours")',
+         "Panel('GPU hours', 'gpu-hours', 'Hours of GPUs by team.')"),
     }
 
 
