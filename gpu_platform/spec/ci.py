@@ -30,7 +30,10 @@ class GithubCi(Strict):
     )
     deployBranch: str = Field(
         default="main",
-        description="pushes to this branch may assume the deploy role (token subject repo:<repository>:ref:refs/heads/<branch>)",
+        description=(
+            "pushes to this branch may assume the deploy role (token subject "
+            "repo:<repository>:ref:refs/heads/<branch>)"
+        ),
         examples=["main"],
     )
     deployEnvironments: list[str] = Field(
@@ -57,8 +60,8 @@ class GithubCi(Strict):
     stateBucket: str | None = Field(
         default=None,
         description=(
-            "the S3 bucket of the Pulumi state backend: both roles read it, the deploy role writes it, the preview "
-            "role writes only its lock files"
+            "the S3 bucket of the Pulumi state backend: both roles read it, only the deploy role writes it (a "
+            "preview takes no lock on a DIY backend)"
         ),
         examples=["my-org-pulumi-state"],
     )
