@@ -27,7 +27,7 @@ from typing import Any
 from components import alerts as a
 from gpu_platform import conventions as cv, useful_work as uw
 from gpu_platform.plan import Plan
-from gpu_platform.plan.monitoring import KSM_METRIC_LABELS_ALLOWLIST
+from gpu_platform.plan.monitoring import KSM_METRIC_LABELS_ALLOWLIST, MODE_MANAGED
 
 from .prometheus_api import Prometheus
 
@@ -83,6 +83,18 @@ def _total(result: list[dict[str, Any]]) -> float:
     return sum(float(s["value"][1]) for s in result)
 
 
+def _kueue_scrape_fix(plan: Plan) -> str:
+    """Who scrapes Kueue depends on the mode: a ServiceMonitor the Prometheus selects, or the managed collector's
+    job (gpu_platform/plan/scrape_jobs.py), whose access entry the service makes."""
+    if plan.addons.monitoring.mode == MODE_MANAGED:
+        return (f"the managed collector's job {cv.KUEUE_JOB} keeps the endpoints of Service {cv.KUEUE_NAMESPACE}/"
+                f"{cv.KUEUE_METRICS_SERVICE} on port {cv.KUEUE_METRICS_PORT} (kubectl -n {cv.KUEUE_NAMESPACE} get "
+                f"endpoints {cv.KUEUE_METRICS_SERVICE}), and its access entry must allow get on /metrics (Kueue "
+                "checks its token; aws amp describe-scraper shows the scraper's status)")
+    return (f"the Kueue ServiceMonitor (monitoring/kueue, label release={plan.addons.monitoring.prometheus_release}) "
+            "must be selected, and Prometheus' ServiceAccount allowed to get /metrics (Kueue checks its token)")
+
+
 def check(prom: Prometheus, plan: Plan, at: float) -> list[Check]:
     """Every input, in the order a fix is best made (PrometheusError when the Prometheus cannot be read)."""
     q = queries(plan)
@@ -113,9 +125,7 @@ def check(prom: Prometheus, plan: Plan, at: float) -> list[Check]:
     if not reported:
         out.append(Check("Kueue scraped", MISSING,
                          f"no {cv.KUEUE_PENDING_WORKLOADS} series: Kueue's metrics endpoint is not scraped",
-                         f"the Kueue ServiceMonitor (monitoring/kueue, label release="
-                         f"{plan.addons.monitoring.prometheus_release}) must be selected, and Prometheus' "
-                         "ServiceAccount allowed to get /metrics (Kueue checks its token)"))
+                         _kueue_scrape_fix(plan)))
     elif queues - reported:
         out.append(Check("Kueue scraped", MISSING,
                          f"Kueue reports no ClusterQueue {_names(queues - reported)} of this stack",
