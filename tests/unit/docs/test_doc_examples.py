@@ -79,16 +79,17 @@ PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md")), *sorted((DOCS / "tasks"
 
 
 def shipped_namespaces() -> set[str]:
-    """Every namespace of the stacks a page's commands run against: the three stacks, the MultiKueue
-    walk-through's (tests/multikueue/stack.yaml, docs/queues.md), and the platform's own."""
+    """Every namespace of the stacks a page's commands run against: the three stacks, the examples
+    (examples/*/Pulumi.*.yaml: the fresh-account task's), the MultiKueue walk-through's
+    (tests/multikueue/stack.yaml, docs/queues.md), and the platform's own."""
     from gpu_platform import conventions as cv
     from gpu_platform.stack_files import load_plan
 
     known = set(cv.RESERVED_NAMESPACES) | set(cv.PLATFORM_NAMESPACES)
     for stack in ("local", "staging", "prod"):
         known |= {ns for team in spec_of(stack).teams for ns in team.namespace_names}
-    known |= {ns for team in load_plan(None, str(ROOT / "tests" / "multikueue" / "stack.yaml"))[1].teams
-              for ns in team.namespaces}
+    for stack_file in [*sorted((ROOT / "examples").glob("*/Pulumi.*.yaml")), ROOT / "tests" / "multikueue" / "stack.yaml"]:
+        known |= {ns for team in load_plan(None, str(stack_file))[1].teams for ns in team.namespaces}
     return known
 
 
