@@ -58,7 +58,7 @@ DCGM_FIELDS: tuple[DcgmField, ...] = (
     # Utilization and profiling (DCP metrics are ratios 0..1).
     DcgmField("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
     DcgmField("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
-    DcgmField("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active."),
+    DcgmField(cv.BUSY_FIELD, "gauge", "Ratio of time the graphics engine is active."),
     DcgmField("DCGM_FI_PROF_SM_ACTIVE", "gauge", "The ratio of cycles an SM has at least 1 warp assigned."),
     DcgmField("DCGM_FI_PROF_SM_OCCUPANCY", "gauge", "The ratio of number of warps resident on an SM."),
     DcgmField("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
@@ -66,7 +66,7 @@ DCGM_FIELDS: tuple[DcgmField, ...] = (
               "Ratio of cycles the device memory interface is active sending or receiving data."),
     # Memory.
     DcgmField("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
-    DcgmField("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
+    DcgmField(cv.HELD_FIELD, "gauge", "Framebuffer memory used (in MiB)."),
     # Clocks and clock-event (throttle) reasons.
     DcgmField("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
     DcgmField("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),

@@ -171,7 +171,7 @@ MIG_BLANK_FIELDS = frozenset({"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL
 # /proc/<pid>/cgroup; the GPU Operator runs the exporter without the host's PID namespace (chart values
 # dcgmExporter.hostPID: false, which the stack keeps), so no process is found and every pod reads 0
 # (kubernetes.go buildIdlePodValues).
-PER_PROCESS_FIELDS = frozenset({"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"})
+PER_PROCESS_FIELDS = frozenset({"DCGM_FI_DEV_GPU_UTIL", cv.HELD_FIELD})
 PER_PROCESS_VALUE = 0.0
 
 
