@@ -116,7 +116,9 @@ def kubernetes_discovery(src: ScrapeSource) -> dict[str, Any]:
 def discovery_labels(src: ScrapeSource, *, pod: str | None = None, container: str | None = None,
                      node: str | None = None, metrics_path: str | None = None) -> dict[str, str]:
     """The labels Kubernetes endpoints discovery would give a target of the source, for a scraper that finds its
-    targets another way (the live local cluster: no Service, no pod for a host process)."""
+    targets another way (the live local cluster: no Service, no pod for a host process). Prometheus relabels a
+    target's discovered and group labels alike (a static_config's `labels` included), and takes __metrics_path__ from
+    them before the job's metrics_path (prometheus/prometheus scrape/target.go, PopulateLabels)."""
     labels = {META_NAMESPACE: src.namespace, META_SERVICE: src.service, META_PORT: src.port}
     for key, value in ((META_POD, pod), (META_CONTAINER, container), (META_NODE, node),
                        (METRICS_PATH_LABEL, metrics_path)):
