@@ -8,9 +8,10 @@ ClusterClient (kubectl; a test gives a fake one). A step whose live part this cl
 is skipped, which keeps the verdict from passing: exit 0 only when all seven pass, 1 otherwise, 2 for bad input.
 The job and its ConfigMap are removed at the end unless --keep.
 
-Live today: step 1 (queued job, queue wait from the Workload's conditions) and step 7's arithmetic once steps 4
-and 5 hand it the work done and the pods' run times. Steps 2 to 6 need the acceptance workload
-(workloads/acceptance/train.py) running in real pods and their logs read; their runners are the plug points.
+With --image, the pods run the acceptance workload (workloads/acceptance/train.py) against the team's data path
+(platform_cli/acceptance_data.py: its bucket on EKS, the local cluster's object store beside the real node), and
+steps 2 to 5 are read from their logs while platform_cli/acceptance_run.py drives the run (a pod deleted at the
+first checkpoint, the recovery timed); step 7 prices what they did. Step 6 is the plug point left.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ from gpu_platform.jobs import JobError, JobRequest, NeverAdmitted, duration_seco
 from gpu_platform.plan import Plan, PoolPlan, TeamPlan
 from gpu_platform.stack_files import load_plan
 from gpu_platform.workload_templates import template
+from localcluster import objectstore
+
+from .acceptance_data import DataPath, credentials_secret, data_path, local_state_dir, pod_env, remove_run_objects
+from .acceptance_run import Observed, WorkloadRun
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 # The program the pods run, shipped as a ConfigMap and mounted read-only where the container runs it from.
@@ -41,7 +46,6 @@ WORKLOAD = REPOSITORY / "workloads" / "acceptance" / "train.py"
 WORKLOAD_FILE = "train.py"
 WORKLOAD_MOUNT = "/opt/gpu-platform/acceptance"
 WORKLOAD_VOLUME = "acceptance-workload"
-WORKLOAD_ENV_PREFIX = "GPU_PLATFORM_ACCEPTANCE_"
 # Who the job is created as: this user in the team's group, by impersonation (as tests/integration checks tenant
 # RBAC), so the team's RBAC, quota and admission policies decide, not the caller's own rights.
 ACCEPTANCE_USER = "gpu-platform-acceptance"
@@ -55,8 +59,6 @@ JOBSET_RESOURCE = "jobsets.jobset.x-k8s.io"
 
 # Why the steps whose live part is not built are skipped (StepResult.not_available adds "not available on this
 # cluster: "). Each is a plug point: a runner that reads the pods' events (acc.events_from_log) replaces it.
-WHY_EVENTS = ("the live part of this step (reading the acceptance workload's events from the pods' logs) is not built "
-              "yet; it needs pods that run processes")
 WHY_PROMETHEUS = "the live part of this step (reading the job's series from Prometheus) is not built yet"
 WHY_WORK = "it prices the work step 4 reports and the pods' run times, which no step on this cluster produces yet"
 
@@ -100,9 +102,13 @@ class Request:
     image: str | None
     window_s: int
     baseline: acc.Baseline | None
-    bucket: str | None
+    data: DataPath | None
     objects: tuple[dict[str, Any], ...]
     keep: bool = False
+
+    @property
+    def bucket(self) -> str | None:
+        return self.data.bucket if self.data is not None else None
 
     @property
     def runs_workload(self) -> bool:
@@ -119,13 +125,6 @@ def stack_label(stack: str) -> str:
     return Path(stack).stem.removeprefix("Pulumi.") if "/" in stack else stack
 
 
-def team_bucket(plan: Plan, team: str) -> str | None:
-    """The team's bucket on the data path (docs/data-path.md), where the workload reads its data and writes its
-    checkpoints; None when the stack has none for the team. The plug point for a local S3-compatible server."""
-    data = plan.data.team(team) if plan.data is not None and plan.data.enabled else None
-    return data.bucket if data is not None else None
-
-
 def default_gpus(pool: PoolPlan, reach_units: int, nodes: int) -> int:
     """Units per pod when --gpus is not given: the most that fit `nodes` pods in what the team can ever hold on the
     pool, at most a whole node (and one replica on a time-sliced pool: the device plugin's limit per container)."""
@@ -133,8 +132,9 @@ def default_gpus(pool: PoolPlan, reach_units: int, nodes: int) -> int:
     return min(most, reach_units // max(nodes, 1))
 
 
-def validate(plan: Plan, args: argparse.Namespace) -> Request:
-    """The request, or InputError naming the flag and the valid choices; nothing is created before this returns."""
+def validate(plan: Plan, args: argparse.Namespace, store: objectstore.Store | None = None) -> Request:
+    """The request, or InputError naming the flag and the valid choices; nothing is created before this returns.
+    STORE: the local cluster's object store, the data path of a stack without one (acceptance_data.data_path)."""
     label = stack_label(args.stack)
     teams = {t.name: t for t in plan.teams}
     team = teams.get(args.team)
@@ -166,11 +166,12 @@ def validate(plan: Plan, args: argparse.Namespace) -> Request:
         problem = images.image_problem(args.image, team.allowed_registries, plan.require_image_digests)
         if problem:
             raise InputError(f"--image {args.image!r}: {problem}")
-    bucket = team_bucket(plan, team.name)
-    if args.image is not None and bucket is None:
+    data = data_path(plan, team.name, store)
+    if args.image is not None and data is None:
         raise InputError(f"--image {args.image!r}: the acceptance workload reads its data and writes its checkpoints on "
                          f"the team's data path, which stack {label} does not have for team {team.name!r} (data.enabled, "
-                         "docs/data-path.md); without --image only step 1 runs, with the stand-in image")
+                         "docs/data-path.md; on the local cluster: python -m localcluster.objectstore start); without "
+                         "--image only step 1 runs, with the stand-in image")
     baseline = acc.parse_baseline(args.baseline) if args.baseline is not None else None
     if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
         raise InputError(f"--out {args.out!r}: exists and is not a directory")
@@ -185,16 +186,9 @@ def validate(plan: Plan, args: argparse.Namespace) -> Request:
         flag = "--gpus" if str(err).startswith("gpus ") else "--stack" if str(err).startswith("kind ") else "--team/--pool"
         raise InputError(f"{flag}: {err}") from None
     namespace = objects[0]["metadata"]["namespace"]
-    request = Request(label, plan, team, pool, namespace, name, args.nodes, gpus, args.image, window_s, baseline, bucket,
+    request = Request(label, plan, team, pool, namespace, name, args.nodes, gpus, args.image, window_s, baseline, data,
                       tuple(objects), keep=args.keep)
     return replace(request, objects=tuple(with_workload(request))) if request.runs_workload else request
-
-
-def workload_env(request: Request) -> list[dict[str, str]]:
-    """What train.py reads (its Config.from_env) beyond the template's GPU_PLATFORM_NODES, _RANK, _COORDINATOR."""
-    env = {"S3_BUCKET": request.bucket or "", "WINDOW_SECONDS": str(request.window_s),
-           "CHECKPOINT_PREFIX": f"checkpoints/{request.name}/"}
-    return [{"name": WORKLOAD_ENV_PREFIX + k, "value": v} for k, v in env.items()]
 
 
 def with_workload(request: Request) -> list[dict[str, Any]]:
@@ -205,7 +199,8 @@ def with_workload(request: Request) -> list[dict[str, Any]]:
     container = pod_spec["containers"][0]
     config_map = f"{request.name}-workload"
     container["command"] = ["python3", f"{WORKLOAD_MOUNT}/{WORKLOAD_FILE}", "run"]
-    container["env"] = [*container.get("env", []), *workload_env(request)]
+    assert request.data is not None  # validate: no --image without a data path
+    container["env"] = [*container.get("env", []), *pod_env(request.data, request.name, request.window_s)]
     container["volumeMounts"] = [*container.get("volumeMounts", []),
                                  {"name": WORKLOAD_VOLUME, "mountPath": WORKLOAD_MOUNT, "readOnly": True}]
     pod_spec["volumes"] = [*pod_spec.get("volumes", []), {"name": WORKLOAD_VOLUME, "configMap": {"name": config_map}}]
@@ -232,6 +227,18 @@ class ClusterClient(Protocol):
     def delete(self, objects: Sequence[dict[str, Any]]) -> None: ...
 
     def logs(self, namespace: str, pod: str) -> str: ...
+
+
+class WorkloadClient(ClusterClient, Protocol):
+    """What steps 2 to 5 also need: the job's pods, one deleted, the JobSet's status, the data path's Secret."""
+
+    def pods(self, namespace: str, selector: str) -> list[dict[str, Any]]: ...
+
+    def delete_pod(self, namespace: str, pod: str) -> None: ...
+
+    def get_object(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def ensure(self, obj: dict[str, Any]) -> bool: ...
 
 
 class Kubectl:
@@ -268,6 +275,24 @@ class Kubectl:
     def logs(self, namespace: str, pod: str) -> str:
         return self._run("logs", "-n", namespace, pod)
 
+    def pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        return json.loads(self._run("get", "pods", "-n", namespace, "-l", selector, "-o", "json")).get("items", [])
+
+    def delete_pod(self, namespace: str, pod: str) -> None:
+        self._run("delete", "pod", "-n", namespace, pod, "--wait=false")
+
+    def get_object(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        out = self._run("get", resource, "-n", namespace, name, "--ignore-not-found", "-o", "json")
+        return json.loads(out) if out.strip() else None
+
+    def ensure(self, obj: dict[str, Any]) -> bool:
+        """Create OBJ unless an object of its kind and name exists (which is kept as it is); whether it created."""
+        meta = obj["metadata"]
+        if self.get_object(obj["kind"].lower(), meta["namespace"], meta["name"]) is not None:
+            return False
+        self._run("create", "-f", "-", stdin=json.dumps(obj))
+        return True
+
 
 def kubeconfig_of(flag: str | None) -> Path | None:
     """--kubeconfig, else $KUBECONFIG (kubectl reads it), else the live local cluster's admin kubeconfig."""
@@ -294,7 +319,8 @@ class RunState:
     admission_timeout_s: float = acc.ADMISSION_TIMEOUT_S
     submitted: bool = False
     workload: dict[str, Any] | None = None
-    # Filled by steps 4 and 5's live parts, read by step 7.
+    # The workload's run (steps 2 to 5, driven once by the first of them), and what step 7 prices.
+    observed: Observed | None = None
     runs: list[acc.Run] | None = None
     work: acc.Work | None = None
     results: dict[int, acc.StepResult] = field(default_factory=dict)
@@ -365,6 +391,15 @@ class SubmitQueuedJob:
         who = r.submitted_as
         who_text = f"{who[0]} in group {who[1][0]}" if who else "the kubeconfig's own user"
         submitted_as = acc.Figure("submitted_as", who_text)
+        secret = credentials_secret(r.data, r.namespace, r.team.name) if r.runs_workload and r.data else None
+        if secret is not None:
+            try:
+                if state.client.ensure(secret):  # type: ignore[attr-defined]
+                    state.progress(f"step 1: made Secret {r.namespace}/{secret['metadata']['name']} with team "
+                                   f"{r.team.name}'s keys to the local object store")
+            except ClusterError as err:
+                return acc.StepResult.failed(1, f"the team's data path keys in Secret {secret['metadata']['name']}",
+                                             str(err).splitlines()[0] if str(err) else "refused", submitted_as)
         try:
             state.client.create(r.objects, who)
         except ClusterError as err:
@@ -423,6 +458,43 @@ class NotYetLive:
         return acc.StepResult.not_available(self.number, self.why)
 
 
+class WorkloadStep:
+    """Steps 2 to 5 from the workload's run, which the first of them drives (acceptance_run.WorkloadRun) and the
+    others read; step 7's runs and work are filled from it."""
+
+    def __init__(self, number: int):
+        self.number = number
+
+    def run(self, state: RunState) -> acc.StepResult:
+        r = state.request
+        if state.observed is None:
+            state.observed = WorkloadRun(state.client, r.namespace, r.name, r.nodes, r.window_s,  # type: ignore[arg-type]
+                                         state.progress, state.clock, state.sleep).run()
+            gpus = r.gpus * r.pool.gpus_per_node / r.pool.units_per_node
+            state.runs, state.work = state.observed.runs(gpus), state.observed.work()
+        seen = state.observed
+        first, last = seen.events(0), seen.events(seen.last_attempt)
+        if self.number == 2:
+            if not first and seen.problem:
+                return acc.StepResult.failed(2, f"a data event from each of {r.nodes} pods", seen.problem)
+            return acc.evaluate_data_pull(first, r.nodes)
+        if self.number == 3:
+            result = acc.evaluate_allreduce_run(first, r.nodes, acc.busbw_expectation(r.pool))
+            if result.status == acc.FAILED and not acc.of_kind(first, "allreduce") and seen.problem:
+                return acc.StepResult.failed(3, result.expected or "", f"{result.seen}; {seen.problem}", *result.figures)
+            return result
+        if self.number == 4:
+            if (stopped := acc.stopped_before(4, first)) is not None:
+                return stopped
+            result = acc.evaluate_training(last, r.nodes, r.window_s)
+            if result.status == acc.FAILED and seen.problem:
+                return acc.StepResult.failed(4, result.expected or "", f"{result.seen}; {seen.problem}", *result.figures)
+            return result
+        if (stopped := acc.stopped_before(5, first)) is not None:
+            return stopped
+        return acc.evaluate_recovery(seen.recovery(), r.nodes)
+
+
 class WithoutWorkload:
     """Steps 2 to 5 when the pods run the stand-in image (no --image): nothing in them produces their figures."""
 
@@ -451,7 +523,7 @@ class UsefulWork:
 
 def runners(request: Request) -> list[StepRunner]:
     """One runner per step, in order."""
-    middle: list[StepRunner] = ([NotYetLive(n, WHY_EVENTS) for n in (2, 3, 4, 5)] if request.runs_workload
+    middle: list[StepRunner] = ([WorkloadStep(n) for n in (2, 3, 4, 5)] if request.runs_workload
                                 else [WithoutWorkload(n) for n in (2, 3, 4, 5)])
     return [SubmitQueuedJob(), *middle, NotYetLive(6, WHY_PROMETHEUS), UsefulWork()]
 
@@ -486,6 +558,8 @@ def clean_up(state: RunState) -> None:
         state.progress(f"removed the job and its objects from namespace {r.namespace}")
     except ClusterError as err:
         state.progress(f"could not remove {r.namespace}/{r.name} (delete it by hand): {err}")
+    if r.runs_workload and r.data is not None:
+        remove_run_objects(r.data, r.name, state.progress)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -544,7 +618,8 @@ def stderr_progress(message: str) -> None:
 def run(args: argparse.Namespace, client: ClusterClient | None = None,
         progress: Callable[[str], None] = stderr_progress) -> int:
     _, plan = load_plan(args.stack, None)
-    request = validate(plan, args)
+    store = objectstore.load(local_state_dir()) if args.image is not None else None
+    request = validate(plan, args, store)
     state = RunState(request, client or Kubectl(kubeconfig_of(args.kubeconfig)), progress)
     try:
         verdict = run_steps(state, runners(request))
