@@ -17,7 +17,7 @@ import yaml
 
 from gpu_platform.errors import InputError, SpecError
 from gpu_platform.spec import CONFIG_KEY
-from gpu_platform.stack_files import load_plan, platform_value, read_json, stack_file
+from gpu_platform.stack_files import load_plan, platform_value, read_json
 from localcluster.signals import EXIT_INTERRUPTED, interrupt_on_sigterm
 from simulator.options import add_arguments as add_simulate_arguments
 
@@ -63,18 +63,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _render(stack: str) -> Any:
-    stack_file(stack)  # a clear error for an unknown stack before pulumi is imported
-    load_plan(stack, None)  # and for an invalid one
-    from components.program import run
-    from harness.render import run_program, stack_config
-    from harness.split import parts, render_parts, union
+    from .stack_render import render_stack
 
-    config = stack_config(stack, stack_file(stack).parent)
-    split = parts(config)
-    if split is not None and stack not in (split[0], *split[1]):
-        # A split environment's own stack file: every part, together (the pack's cross-stack rules see both sides).
-        return union(render_parts(run, config))
-    return run_program(run, stack, config)
+    return render_stack(stack)
 
 
 def cmd_render(args: argparse.Namespace) -> int:

@@ -85,9 +85,9 @@ def of_render(rendered: Any) -> tuple[set[str], set[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .cli import _render
+    from .stack_render import render_stack
 
-    types, invokes = of_render(_render(args.stack))
+    types, invokes = of_render(render_stack(args.stack))
     if args.explain:
         for type_, actions in actions_for(types, invokes).items():
             entry = RESOURCE_ACTIONS.get(type_) or INVOKE_ACTIONS[type_]

@@ -83,30 +83,6 @@ class ClusterAccess:
     zone_subnets: Mapping[str, pulumi.Input[str]] | None = None
 
 
-def subnets_in_zone(access: ClusterAccess, plan: Plan, zone: str, what: str,
-                    opts: pulumi.InvokeOutputOptions) -> pulumi.Output[list[str]]:
-    """The cluster's subnets in one zone, for what must stay in it (`what` names it in the error): EFA traffic and
-    reservations do not cross zones. A VPC made here knows its zone's subnet; given subnets are looked up by zone."""
-    if access.zone_subnets is not None:
-        return pulumi.Output.all(access.zone_subnets[zone]).apply(list)
-    c = plan.cluster
-    found = aws.ec2.get_subnets_output(
-        filters=[
-            aws.ec2.GetSubnetsFilterArgs(name="subnet-id", values=list(c.subnet_ids)),
-            aws.ec2.GetSubnetsFilterArgs(name="availability-zone", values=[zone]),
-        ],
-        opts=opts,
-    )
-
-    def check(ids: Sequence[str] | None) -> list[str]:
-        if not ids:
-            raise ValueError(f"{what}: none of cluster.subnetIds ({', '.join(c.subnet_ids)}) is in availabilityZone "
-                             f"{zone!r}; add a subnet in that zone to cluster.subnetIds")
-        return sorted(ids)
-
-    return found.ids.apply(check)
-
-
 def service_role(name: str, service: str, description: str, plan: Plan, parent: pulumi.Resource) -> aws.iam.Role:
     """An IAM role that `service` assumes, tagged like the platform."""
     return aws.iam.Role(

@@ -8,15 +8,47 @@ import pulumi
 import pulumi_aws as aws
 
 from gpu_platform import conventions as cv
-from gpu_platform.plan import Plan, PoolPlan
+from gpu_platform.plan import ClusterPlan, Plan, PoolPlan
 
 from .aws_names import (
     DATA_VOLUME_DEVICE, EKS_CAPACITY_TYPE, EKS_TAINT_EFFECT, IMDS_HOP_LIMIT, TAGGED_RESOURCE_TYPES,
 )
-from .cluster import ClusterAccess, subnets_in_zone
+from .cluster import ClusterAccess
 from .network_interfaces import efa_interfaces
 from .node_health import node_repair_config
 from .user_data import user_data
+
+
+def _one_zone_subnets(cluster: ClusterPlan, pool: PoolPlan, opts: pulumi.InvokeOutputOptions) -> pulumi.Output[list[str]]:
+    """The cluster's subnets in the pool's zone, looked up (cluster.subnetIds). EFA traffic and reservations do not
+    cross zones, so a single-zone pool must not be given subnets elsewhere (a capacity block's node group must name
+    only subnets in the reservation's zone: EKS user guide, Capacity Blocks for ML)."""
+    found = aws.ec2.get_subnets_output(
+        filters=[
+            aws.ec2.GetSubnetsFilterArgs(name="subnet-id", values=list(cluster.subnet_ids)),
+            aws.ec2.GetSubnetsFilterArgs(name="availability-zone", values=[pool.availability_zone]),
+        ],
+        opts=opts,
+    )
+
+    def check(ids: Sequence[str] | None) -> list[str]:
+        if not ids:
+            raise ValueError(
+                f"pool {pool.name!r}: none of cluster.subnetIds ({', '.join(cluster.subnet_ids)}) is in "
+                f"availabilityZone {pool.availability_zone!r}; add a subnet in that zone to cluster.subnetIds"
+            )
+        return sorted(ids)
+
+    return found.ids.apply(check)
+
+
+def _zone_subnets(cluster: ClusterAccess, plan: Plan, pool: PoolPlan, opts: pulumi.InvokeOutputOptions,
+                  ) -> pulumi.Input[Sequence[pulumi.Input[str]]]:
+    """A single-zone pool's subnets: the zone's own subnet of a VPC made here (components/foundation), else the
+    given subnets in that zone."""
+    if cluster.zone_subnets is not None:
+        return [cluster.zone_subnets[pool.availability_zone]]  # type: ignore[index]
+    return _one_zone_subnets(plan.cluster, pool, opts)
 
 
 def _autoscaling_group_name(resources: Sequence[aws.eks.outputs.NodeGroupResource] | None) -> str:
@@ -106,12 +138,8 @@ class GpuNodePool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, replace_on_changes=["instanceType"]),
         )
 
-        # A single-zone pool must not be given subnets elsewhere: EFA traffic and reservations do not cross zones
-        # (a capacity block's node group must name only subnets in the reservation's zone: EKS user guide,
-        # Capacity Blocks for ML).
         subnets: pulumi.Input[Sequence[pulumi.Input[str]]] = (
-            subnets_in_zone(cluster, plan, pool.availability_zone, f"pool {pool.name!r}",
-                            pulumi.InvokeOutputOptions(parent=self))
+            _zone_subnets(cluster, plan, pool, pulumi.InvokeOutputOptions(parent=self))
             if pool.availability_zone
             else list(cluster.subnet_ids)
         )
