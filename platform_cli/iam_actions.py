@@ -9,7 +9,9 @@ pulumi-aws 7.51.1 bridges (hashicorp/terraform-provider-aws internal/service/<se
 `tf:<service>/<file>`). The roles a resource hands to a service need iam:PassRole, and the service-linked roles
 a service makes on first use in an account need iam:CreateServiceLinkedRole from the caller (IAM user guide,
 using-service-linked-roles.html). A type that is not in the table is refused by name (deployer_policy.unmapped):
-the table cannot fall behind the program without a test failing.
+the table cannot fall behind the program without a test failing. What the table cannot see is a check a service
+makes on the caller's behalf that its API reference does not list; an AccessDenied at `up` names the action, which
+goes into the type's entry here.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ RESOURCE_ACTIONS: dict[str, Actions] = {
         "tf:ec2/ec2_placement_group.go",
         "ec2:CreatePlacementGroup", "ec2:DescribePlacementGroups", "ec2:DeletePlacementGroup", *EC2_TAGS),
     "aws:autoscaling/tag:Tag": _a(
-        "tf:autoscaling/tag.go",
+        "tf:autoscaling/group_tag.go (aws_autoscaling_group_tag)",
         "autoscaling:CreateOrUpdateTags", "autoscaling:DescribeTags", "autoscaling:DeleteTags"),
     # ---- EKS
     "aws:eks/cluster:Cluster": _a(
@@ -224,8 +226,8 @@ RESOURCE_ACTIONS: dict[str, Actions] = {
         "aps:UntagResource", "eks:DescribeCluster", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups",
         "iam:CreateServiceLinkedRole"),
     # ---- the AWS provider itself: it checks its credentials and reads the account id on start
-    # (tf: internal/conns/config.go, sts GetCallerIdentity)
-    "pulumi:providers:aws": _a("tf:conns/config.go", "sts:GetCallerIdentity"),
+    "pulumi:providers:aws": _a("hashicorp/terraform-provider-aws internal/conns/config.go (sts GetCallerIdentity)",
+                               "sts:GetCallerIdentity"),
 }
 
 # Data sources (invokes) the program reads with.
