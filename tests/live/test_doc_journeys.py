@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 from typing import Iterator
@@ -60,7 +61,11 @@ def local_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
 
 
 def run_block(block: Block, env: dict[str, str]) -> tuple[int, str]:
-    result = run(["bash", "-c", script(block.code)], env, timeout=BLOCK_TIMEOUT_S, check=False)
+    """A block in the journey's shell session, from the repository's root as a reader runs it."""
+    try:
+        result = run(["bash", "-c", script(block.code)], env, timeout=BLOCK_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return 124, f"(no end after {BLOCK_TIMEOUT_S} s; the block's process group was killed)"
     return result.returncode, result.stdout + result.stderr
 
 
