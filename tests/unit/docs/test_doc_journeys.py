@@ -76,8 +76,8 @@ def test_a_journeys_blocks_share_one_shell_session(tmp_path: Path) -> None:
     def run(code: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["bash", "-c", script(code)], env=env, text=True, capture_output=True, timeout=10)
 
-    assert run('ALICE=$(echo /tmp/alice.kubeconfig)\nexport KUBECONFIG=/tmp/admin\n').returncode == 0
-    assert run('echo "$ALICE $KUBECONFIG"\n').stdout == "/tmp/alice.kubeconfig /tmp/admin\n"
+    assert run('ALICE=$(echo users/alice.kubeconfig)\nexport KUBECONFIG=admin.kubeconfig\n').returncode == 0
+    assert run('echo "$ALICE $KUBECONFIG"\n').stdout == "users/alice.kubeconfig admin.kubeconfig\n"
     assert run("false | cat\necho after\n").returncode != 0
     failed = run("ALICE=changed\nfalse\n")
-    assert failed.returncode != 0 and run('echo "$ALICE"\n').stdout == "/tmp/alice.kubeconfig\n"
+    assert failed.returncode != 0 and run('echo "$ALICE"\n').stdout == "users/alice.kubeconfig\n"
