@@ -103,3 +103,23 @@ def test_the_preview_role_reads_the_state_and_the_deploy_role_writes_it() -> Non
                           "Resource": "arn:aws:s3:::my-state/*"}
     assert deploy[1]["Action"] == ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
     assert backend_policy(plan_ci("c", None, "o/r", "main", (), True, (), None, None, True), "deploy") is None
+
+
+def test_single_zone_pools_and_karpenter_take_the_made_subnets_without_a_lookup() -> None:
+    """No render: the functions the node groups and Karpenter's EC2NodeClass use, given a VPC made here."""
+    import pulumi
+
+    from components.karpenter import node_class
+    from components.node_pools.cluster import ClusterAccess
+    from components.node_pools.gpu_node_pool import _zone_subnets
+    from tests.conftest import plan_of
+
+    access = ClusterAccess(name="c", endpoint=None, ca_data=None, security_group_id=None,  # type: ignore[arg-type]
+                           subnet_ids=["subnet-a", "subnet-b"], zone_subnets={"us-east-1a": "subnet-a"})
+    plan = plan_of("prod")
+    (h100,) = [p for p in plan.pools if p.name == "h100-train"]
+    assert _zone_subnets(access, plan, h100, pulumi.InvokeOutputOptions()) == ["subnet-a"]
+    karpenter = plan_of("staging-karpenter")
+    pool = next(p for p in karpenter.pools if p.karpenter is not None)
+    spec = node_class(karpenter, pool, "role", "sg-1", subnet_ids=list(access.subnet_ids))["spec"]
+    assert spec["subnetSelectorTerms"] == [{"id": "subnet-a"}, {"id": "subnet-b"}]
