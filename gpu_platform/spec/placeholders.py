@@ -50,7 +50,14 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
 
 
 def deploy_problems(raw: Any) -> list[Problem]:
-    """Every string of a `gpu-platform:platform` value that matches a placeholder, by config path."""
+    """Every string of an `eks` stack's `gpu-platform:platform` value that matches a placeholder, by config path.
+
+    Only `cluster.provider: eks` stacks: the stand-ins name AWS things (subnets, reservations, accounts, buckets, the
+    IdP) that only an eks stack's `up` reaches. An `existing` stack (the local cluster, the live and fault test
+    stacks) deploys Kubernetes objects only, where an example registry in an allowlist is harmless."""
+    cluster = raw.get("cluster") if isinstance(raw, dict) else None
+    if not isinstance(cluster, dict) or cluster.get("provider") != "eks":
+        return []
     out: list[Problem] = []
     for path, value in _strings(raw, ""):
         for p in PLACEHOLDERS:

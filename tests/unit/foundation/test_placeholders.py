@@ -49,6 +49,17 @@ def test_real_looking_values_pass() -> None:
     assert paths(raw) == []
 
 
+def test_existing_clusters_are_not_checked() -> None:
+    """The live tests' stack allows registry.example.com and deploys only Kubernetes objects (a real `up`)."""
+    import yaml
+
+    from tests.conftest import ROOT
+
+    live = yaml.safe_load((ROOT / "tests" / "live" / "stack.yaml").read_text())["config"]["gpu-platform:platform"]
+    assert live["cluster"]["provider"] == "existing" and "registry.example.com/alpha" in str(live)
+    assert paths(live) == [] and paths(platform_raw("local")) == []
+
+
 def test_validate_deploy_exits_2_naming_each_field(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--deploy", str(SANDBOX_FILE)]) == 2
     err = capsys.readouterr().err
