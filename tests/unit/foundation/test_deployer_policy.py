@@ -62,3 +62,24 @@ def test_every_action_is_spelled_service_colon_action_of_a_known_service() -> No
         for action in entry.actions:
             service, _, name = action.partition(":")
             assert service in SERVICE_PAGES and name[:1].isupper(), (type_, action)
+
+
+def test_the_command_prints_the_document_and_refuses_an_unmapped_type(monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI over the session's render of the example (the render itself is what `render` runs)."""
+    import json
+
+    from harness.render import Recorded, Rendered
+    from platform_cli import stack_render
+    from platform_cli.cli import EXIT_INVALID, EXIT_OK, main
+    from tests.unit.foundation.sandbox import SANDBOX_FILE
+
+    monkeypatch.setattr(stack_render, "render_stack", lambda stack: sandbox())
+    assert main(["deployer-policy", "--stack", str(SANDBOX_FILE)]) == EXIT_OK
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["Version"] == "2012-10-17" and "eks:CreateCluster" in allowed(doc)
+
+    odd = Rendered(resources=[Recorded("aws:ec2/vpcEndpoint:VpcEndpoint", "endpoint", None, True, {})])
+    monkeypatch.setattr(stack_render, "render_stack", lambda stack: odd)
+    assert main(["deployer-policy", "--stack", str(SANDBOX_FILE)]) == EXIT_INVALID
+    assert "no IAM actions known for aws:ec2/vpcEndpoint:VpcEndpoint" in capsys.readouterr().err
