@@ -2,7 +2,9 @@
 
 The subjects are GitHub's (GitHub docs, "About security hardening with OpenID Connect", "Example subject
 claims"): `repo:<owner>/<name>:pull_request` for a pull request's runs, `repo:<owner>/<name>:ref:refs/heads/<branch>`
-for a branch's, `repo:<owner>/<name>:environment:<name>` for a job that names an environment.
+for a branch's (pushes, and scheduled runs on the default branch), `repo:<owner>/<name>:environment:<name>` for a
+job that names an environment, whatever its branch. The repository's deploy workflow runs `up` in jobs that name
+the environments `staging` and `prod`, and its drift check on a schedule with the preview role and no environment.
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ def plan_ci(cluster: str, region: str | None, repository: str, branch: str, envi
         repository=repository,
         preview_role_name=cv.ci_role_name(cluster, cv.CI_PREVIEW),
         deploy_role_name=cv.ci_role_name(cluster, cv.CI_DEPLOY),
-        preview_subjects=(f"{repo}:pull_request",),
+        # Pull requests' previews, and the deploy workflow's scheduled drift check on the branch (a read-only
+        # `preview --refresh`, no environment).
+        preview_subjects=(f"{repo}:pull_request", f"{repo}:ref:refs/heads/{branch}"),
         deploy_subjects=(f"{repo}:ref:refs/heads/{branch}", *(f"{repo}:environment:{e}" for e in environments)),
         create_oidc_provider=create_oidc_provider,
         deploy_policy_arns=deploy_policy_arns,

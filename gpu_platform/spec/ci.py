@@ -31,7 +31,7 @@ class GithubCi(Strict):
     deployBranch: str = Field(
         default="main",
         description=(
-            "pushes to this branch may assume the deploy role (token subject "
+            "pushes to this branch may assume the deploy role, its scheduled runs the preview role (token subject "
             "repo:<repository>:ref:refs/heads/<branch>)"
         ),
         examples=["main"],
@@ -40,9 +40,10 @@ class GithubCi(Strict):
         default_factory=list,
         description=(
             "GitHub environments whose jobs may assume the deploy role (subject repo:<repository>:environment:<name>; "
-            "a job that names an environment carries that subject instead of the branch's)"
+            "a job that names an environment carries that subject instead of the branch's: the repository's deploy "
+            "workflow runs staging and prod in environments of those names)"
         ),
-        examples=[["prod"]],
+        examples=[["staging", "prod"]],
     )
     createOidcProvider: bool = Field(
         default=True,

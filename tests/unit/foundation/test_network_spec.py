@@ -104,7 +104,8 @@ def test_ci_roles_trust_pull_requests_for_preview_and_the_branch_and_environment
     ci = build_plan(spec, region).cluster.ci
     assert ci is not None
     assert (ci.preview_role_name, ci.deploy_role_name) == ("gpu-sandbox-ci-preview", "gpu-sandbox-ci-deploy")
-    assert ci.preview_subjects == ("repo:my-org/gpu-platform:pull_request",)
+    assert ci.preview_subjects == ("repo:my-org/gpu-platform:pull_request",
+                                   "repo:my-org/gpu-platform:ref:refs/heads/main")
     assert ci.deploy_subjects == ("repo:my-org/gpu-platform:ref:refs/heads/main",
                                   "repo:my-org/gpu-platform:environment:prod")
     assert ci.partition == "aws" and ci.create_oidc_provider and ci.state_bucket == "example-org-pulumi-state"
