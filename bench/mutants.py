@@ -46,8 +46,14 @@ class Mutant:
     after: str           # what replaces it
     start: tuple[int, int]
     end: tuple[int, int]
+    detail: str = ""     # what a drop or swap took out or exchanged, so that two mutants of one spot differ
 
     def describe(self) -> str:
+        what = f"{self.kind} {self.detail}" if self.detail else self.kind
+        return f"{self.file}:{self.line} {what}: {short(self.before)}  ->  {short(self.after)}"
+
+    def legacy(self) -> str:
+        """describe() as bench.mutation wrote it before `detail` (two drops at one call could read alike)."""
         return f"{self.file}:{self.line} {self.kind}: {short(self.before)}  ->  {short(self.after)}"
 
 
@@ -131,50 +137,50 @@ def _is_none(node: ast.AST | None) -> bool:
     return node is None or (isinstance(node, ast.Constant) and node.value is None)
 
 
-def variants(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
-    """(kind, mutated copy of node) for every mutation of this node."""
+def variants(node: ast.AST) -> Iterator[tuple[str, ast.AST, str]]:
+    """(kind, mutated copy of node, what was dropped or swapped) for every mutation of this node."""
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in FLIP:
         new = copy.deepcopy(node)
         new.ops = [FLIP[type(node.ops[0])]()]
-        yield "flip comparison", new
+        yield "flip comparison", new, ""
     elif isinstance(node, ast.Constant) and type(node.value) is bool:
-        yield "flip boolean", ast.Constant(not node.value)
+        yield "flip boolean", ast.Constant(not node.value), ""
     elif isinstance(node, ast.Constant) and type(node.value) is int:
-        yield "off by one", ast.Constant(node.value + 1 if node.value <= 0 else node.value - 1 if node.value > 1 else 2)
+        yield "off by one", ast.Constant(node.value + 1 if node.value <= 0 else node.value - 1 if node.value > 1 else 2), ""
     elif isinstance(node, ast.BoolOp):
         new = copy.deepcopy(node)
         new.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        yield "and/or", new
+        yield "and/or", new, ""
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        yield "drop not", copy.deepcopy(node.operand)
+        yield "drop not", copy.deepcopy(node.operand), ""
     elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and not any(
             isinstance(side, ast.JoinedStr) or (isinstance(side, ast.Constant) and isinstance(side.value, str))
             for side in (node.left, node.right)):
         new = copy.deepcopy(node)
         new.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
-        yield "+/-", new
+        yield "+/-", new, ""
     elif isinstance(node, ast.Return) and not _is_none(node.value):
-        yield "return None", ast.Return(ast.Constant(None))
+        yield "return None", ast.Return(ast.Constant(None)), ""
     elif isinstance(node, ast.Dict) and len(node.keys) >= 2 and all(k is not None for k in node.keys):
         for i in range(len(node.keys)):
             new = copy.deepcopy(node)
             del new.keys[i], new.values[i]
-            yield "drop dict key", new
+            yield "drop dict key", new, f"`{short(ast.unparse(node.keys[i]), 60)}`"
         for a, b in _swaps(node.values):
             new = copy.deepcopy(node)
             new.values[a], new.values[b] = new.values[b], new.values[a]
-            yield "swap labels", new
+            yield "swap labels", new, f"`{short(ast.unparse(node.values[a]), 40)}`/`{short(ast.unparse(node.values[b]), 40)}`"
     elif isinstance(node, ast.Call):
         if len(node.args) >= 2 and not (isinstance(node.func, ast.Name) and node.func.id in BUILTINS):
             for a, b in _swaps(node.args):
                 new = copy.deepcopy(node)
                 new.args[a], new.args[b] = new.args[b], new.args[a]
-                yield "swap arguments", new
+                yield "swap arguments", new, f"{a + 1}/{b + 1}"
         for i, kw in enumerate(node.keywords):
             if kw.arg is not None and kw.arg not in DOC_KEYWORDS:
                 new = copy.deepcopy(node)
                 del new.keywords[i]
-                yield "drop keyword", new
+                yield "drop keyword", new, f"`{kw.arg}`"
 
 
 def mutations(source: str, rel: str) -> list[Mutant]:
@@ -189,11 +195,11 @@ def mutations(source: str, rel: str) -> list[Mutant]:
         (l1, c1), (l2, c2) = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
         segment = (lines[l1 - 1][c1:c2] if l1 == l2 else
                    lines[l1 - 1][c1:] + b"".join(lines[l1:l2 - 1]) + lines[l2 - 1][:c2]).decode()
-        for kind, new in variants(node):
+        for kind, new, detail in variants(node):
             after = ast.unparse(new)
             if not isinstance(node, ast.stmt) and ("\n" in segment or "\n" in after):
                 after = f"({after})"
-            out.append(Mutant(rel, node.lineno, kind, segment, after, (l1, c1), (l2, c2)))
+            out.append(Mutant(rel, node.lineno, kind, segment, after, (l1, c1), (l2, c2), detail))
     return out
 
 

@@ -57,7 +57,8 @@ EXTRA: dict[str, tuple[str, ...]] = {
                            "tests/unit/platform_cli/test_config_reference.py", "tests/unit/components/test_karpenter.py",
                            "tests/unit/components/test_data_path.py"),
     "gpu_platform/plan/": ("tests/unit/gpu_platform/test_plan.py", "tests/unit/components/test_queues.py", "tests/unit/components/test_tenancy.py",
-                           "tests/unit/components/test_node_pools.py", "tests/unit/gpu_platform/test_jobs.py", "tests/policy/test_stacks.py"),
+                           "tests/unit/components/test_node_pools.py", "tests/unit/gpu_platform/test_jobs.py", "tests/policy/test_stacks.py",
+                           "tests/unit/platform_cli/test_plan_monitoring.py"),
     "gpu_platform/pool_derivations.py": ("tests/unit/gpu_platform/test_plan.py", "tests/unit/components/test_queues.py",
                                          "tests/unit/components/test_node_pools.py", "tests/policy/test_stacks.py"),
     "gpu_platform/jobs.py": ("tests/unit/gpu_platform/test_jobs.py", "tests/unit/gpu_platform/test_job_template_gpus.py",
@@ -66,14 +67,15 @@ EXTRA: dict[str, tuple[str, ...]] = {
     "components/queues/": ("tests/unit/components/test_queues.py", "tests/unit/components/test_crd_rules.py", "tests/policy/test_stacks.py"),
     "components/node_pools/": ("tests/unit/components/test_node_pools.py", "tests/unit/components/test_node_health.py",
                                "tests/unit/components/test_aws_name_limits.py", "tests/unit/components/test_efa.py",
-                               "tests/policy/test_stacks.py"),
+                               "tests/unit/components/test_autoscaler.py", "tests/policy/test_stacks.py"),
     "components/admission/": ("tests/unit/components/test_admission.py", "tests/unit/components/test_admission_cel.py",
                               "tests/unit/components/test_admission_gpu_placement.py", "tests/unit/components/test_security.py",
                               "tests/unit/gpu_platform/test_workload_templates.py"),
     "components/tenancy.py": ("tests/unit/components/test_tenancy.py", "tests/unit/components/test_data_isolation.py",
                               "tests/unit/components/test_security.py", "tests/policy/test_stacks.py"),
     "components/platform_namespace.py": ("tests/unit/components/test_tenancy.py", "tests/unit/components/test_security.py"),
-    "components/karpenter.py": ("tests/unit/components/test_karpenter.py", "tests/unit/components/test_crd_rules.py"),
+    "components/karpenter.py": ("tests/unit/components/test_karpenter.py", "tests/unit/components/test_crd_rules.py",
+                                "tests/unit/components/test_karpenter_controller_statements.py"),
     "components/autoscaler.py": ("tests/unit/components/test_autoscaler.py",),
     "components/gpu_operator.py": ("tests/unit/components/test_gpu_operator.py", "tests/unit/docs/test_docs_chart_values.py"),
     "components/monitoring.py": ("tests/unit/components/test_monitoring.py", "tests/promtool/test_promtool.py"),
@@ -81,7 +83,7 @@ EXTRA: dict[str, tuple[str, ...]] = {
     "components/dashboards.py": ("tests/unit/components/test_monitoring.py",),
     "components/storage.py": ("tests/unit/components/test_data_path.py", "tests/unit/components/test_data_isolation.py"),
     "components/identity.py": ("tests/unit/components/test_security.py", "tests/unit/components/test_tenancy.py"),
-    "components/": ("tests/unit/components/test_platform.py",),
+    "components/": ("tests/unit/components/test_platform.py", "tests/unit/components/test_stack_outputs.py"),
     "policies/": ("tests/policy",),
 }
 TIMEOUT_S = 300
@@ -199,13 +201,15 @@ class Result:
     seconds: float
     tests: list[str] = field(default_factory=list)
     confirmed: bool = False
+    index: int = -1      # its place in the seed's sample (--count N draws the first N)
+    kind: str = ""
 
 
-def judge(tree: Path, env: dict[str, str], m: Mutant, args: argparse.Namespace) -> Result:
+def judge(tree: Path, env: dict[str, str], index: int, m: Mutant, args: argparse.Namespace) -> Result:
     """Write the mutant into the copy, run its tests, restore the file."""
     why = equivalent_reason(m)
     if why:
-        return Result(m.describe(), "EQUIVALENT", why, 0.0)
+        return Result(m.describe(), "EQUIVALENT", why, 0.0, index=index, kind=m.kind)
     path = tree / m.file
     original = path.read_text()
     tests = whole_suite() if args.full else tests_for(tree, m.file)
@@ -213,7 +217,7 @@ def judge(tree: Path, env: dict[str, str], m: Mutant, args: argparse.Namespace) 
         path.write_text(apply(original, m))
         status, seconds, why = run_tests(tree, env, tests, args.timeout)
         result = Result(m.describe(), {"pass": "SURVIVED", "fail": "KILLED", "timeout": "TIMEOUT"}[status],
-                        why if status != "timeout" else f"no end in {args.timeout:.0f} s", seconds, tests)
+                        why if status != "timeout" else f"no end in {args.timeout:.0f} s", seconds, tests, index=index, kind=m.kind)
         if result.status == "SURVIVED" and args.confirm and not args.full:
             status, more, why = run_tests(tree, env, whole_suite(), args.timeout * 3)
             result.seconds += more
@@ -225,11 +229,11 @@ def judge(tree: Path, env: dict[str, str], m: Mutant, args: argparse.Namespace) 
     return result
 
 
-def run_all(trees: list[Path], env_of: dict[Path, dict[str, str]], mutants: list[Mutant],
+def run_all(trees: list[Path], env_of: dict[Path, dict[str, str]], mutants: list[tuple[int, Mutant]],
             args: argparse.Namespace) -> list[Result]:
-    """The mutants over len(trees) workers, each on its own copy; results in the sample's order."""
+    """The (index, mutant)s over len(trees) workers, each on its own copy; results in the sample's order."""
     todo: queue.Queue[tuple[int, Mutant]] = queue.Queue()
-    for item in enumerate(mutants):
+    for item in mutants:
         todo.put(item)
     results: dict[int, Result] = {}
     lock = threading.Lock()
@@ -241,7 +245,7 @@ def run_all(trees: list[Path], env_of: dict[Path, dict[str, str]], mutants: list
                 i, m = todo.get_nowait()
             except queue.Empty:
                 return
-            result = judge(tree, env_of[tree], m, args)
+            result = judge(tree, env_of[tree], i, m, args)
             with lock:
                 results[i] = result
                 done = [results[k] for k in sorted(results)]
@@ -261,6 +265,24 @@ def run_all(trees: list[Path], env_of: dict[Path, dict[str, str]], mutants: list
         stop.set()
         raise
     return [results[k] for k in sorted(results)]
+
+
+def survivors_of(mutants: list[tuple[int, Mutant]], earlier: list[dict]) -> list[tuple[int, Mutant]]:
+    """The sample's mutants that survived in an earlier run's results: by index, or for results written before
+    there was one, by aligning their descriptions with the sample in order (both are in the sample's order)."""
+    if all("index" in r for r in earlier):
+        survived = {r["index"] for r in earlier if r["status"] == "SURVIVED"}
+        return [(i, m) for i, m in mutants if i in survived]
+    out, at = [], 0
+    for r in earlier:
+        while at < len(mutants) and mutants[at][1].legacy() != r["mutant"]:
+            at += 1
+        if at == len(mutants):
+            raise SystemExit(f"not in this sample (another seed, commit or --files?): {r['mutant']}")
+        if r["status"] == "SURVIVED":
+            out.append(mutants[at])
+        at += 1
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,18 +314,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for tree in trees:
             copy_tree(tree, args.rev, tuple(args.overlay), tuple(args.without))
-        mutants = sample(trees[0], args.files, args.seed, args.n)
+        mutants = list(enumerate(sample(trees[0], args.files, args.seed, args.n)))
         if args.only:
-            survived = {r["mutant"] for r in json.loads(args.only.read_text()) if r["status"] == "SURVIVED"}
-            mutants = [m for m in mutants if m.describe() in survived]
+            mutants = survivors_of(mutants, json.loads(args.only.read_text()))
         if args.list:
-            for m in mutants:
-                print(m.describe())
+            for i, m in mutants:
+                print(f"{i:4} {m.describe()}")
             return 0
         env_of = {tree: test_env(tree) for tree in trees}
         if not args.no_baseline:
             union = whole_suite() if args.full or args.confirm else sorted(
-                {t for m in mutants for t in tests_for(trees[0], m.file)})
+                {t for _, m in mutants for t in tests_for(trees[0], m.file)})
             status, seconds, why = run_tests(trees[0], env_of[trees[0]], union, args.timeout * 3)
             print(f"baseline ({len(union)} test paths): {status} in {seconds:.0f}s {why}", flush=True)
             if status != "pass":

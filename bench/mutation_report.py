@@ -36,8 +36,8 @@ def markdown(command: str, seed: int, commit: str, results: Sequence[Result],
     timeouts = sum(r.status == "TIMEOUT" for r in results)
     born = [r for r in counted if not stillborn(r)]
     caught_born = [r for r in born if r.status in ("KILLED", "TIMEOUT")]
-    kinds = Counter(r.mutant.split(" ", 1)[1].split(":", 1)[0] for r in counted)
-    kinds_survived = Counter(r.mutant.split(" ", 1)[1].split(":", 1)[0] for r in survived)
+    kinds = Counter(r.kind for r in counted)
+    kinds_survived = Counter(r.kind for r in survived)
     lines = [
         "# Mutation run", "",
         f"- command: `{command}`",

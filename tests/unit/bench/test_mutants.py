@@ -85,6 +85,14 @@ def test_a_multi_line_statement_is_replaced_whole_and_still_compiles() -> None:
     assert apply(source, plus) == "def f(a):\n    return (\n        a - 1\n    )\n"
 
 
+def test_two_drops_at_one_call_are_told_apart_by_what_they_drop() -> None:
+    source = "x = f(a=1, b=2)\n"
+    assert sorted(m.describe() for m in mutations(source, "m.py") if m.kind == "drop keyword") == [
+        "m.py:1 drop keyword `a`: f(a=1, b=2)  ->  f(b=2)",
+        "m.py:1 drop keyword `b`: f(a=1, b=2)  ->  f(a=1)",
+    ]
+
+
 def test_a_change_the_parser_cannot_tell_apart_is_no_mutant() -> None:
     source = "x = {'a': 1, 'b': 1}\n"
     swapped = [m for m in mutations(source, "m.py") if m.kind == "swap labels"]
