@@ -301,6 +301,23 @@ def _load_weights(model: Any, blob: bytes) -> None:
     model.load_state_dict(state)
 
 
+def interface_of(address: str) -> str | None:
+    """The network interface holding ADDRESS (SIOCGIFADDR on each: linux/sockios.h), for gloo, which otherwise
+    picks the address its host name resolves to and falls back to loopback when it resolves to none."""
+    import fcntl
+    import socket
+
+    for _, name in socket.if_nameindex():
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                raw = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))
+            except OSError:
+                continue
+        if socket.inet_ntoa(raw[20:24]) == address:
+            return name
+    return None
+
+
 def _coordinator(config: Config, s3: Any) -> str:
     """The first pod's address: its DNS name, or (RENDEZVOUS=s3) the address it publishes in the bucket."""
     if config.rendezvous == "dns" or config.world == 1:
@@ -345,6 +362,10 @@ def run(config: Config) -> int:
             raise ValueError(f"the dataset sample has {len(dataset)} bytes, fewer than a sequence of {config.seq_len + 1}")
 
         phase = "allreduce"
+        if backend == "gloo" and config.pod_ip and not os.environ.get("GLOO_SOCKET_IFNAME"):
+            interface = interface_of(config.pod_ip)
+            if interface:
+                os.environ["GLOO_SOCKET_IFNAME"] = interface
         coordinator = _coordinator(config, s3)
         dist.init_process_group(backend, init_method=f"tcp://{coordinator}:{config.port}", rank=rank,
                                 world_size=config.world, timeout=datetime.timedelta(seconds=config.rendezvous_timeout_s))
