@@ -8,7 +8,7 @@ from typing import Any, Callable
 import pytest
 
 from gpu_platform.plan import build_plan
-from gpu_platform.spec import SpecError, load_platform
+from gpu_platform.spec import SpecError
 from gpu_platform.spec.loading import load_stack_platform
 from tests.unit.foundation.sandbox import sandbox_raw
 
@@ -119,9 +119,8 @@ def test_an_attached_existing_cluster_gets_no_ci_roles() -> None:
 
 
 def test_the_committed_stacks_still_attach_to_their_subnets() -> None:
-    from tests.conftest import platform_raw
+    from tests.conftest import plan_of
 
     for stack in ("staging", "prod"):
-        spec = load_platform(platform_raw(stack))
-        plan = build_plan(spec, "us-east-1")
+        plan = plan_of(stack)
         assert plan.cluster.vpc is None and plan.cluster.ci is None and plan.cluster.subnet_ids
