@@ -89,6 +89,7 @@ EXTRA: dict[str, tuple[str, ...]] = {
     "components/observability.py": ("tests/unit/components/test_observability.py", "tests/unit/components/test_managed_prometheus_names.py"),
     "components/identity.py": ("tests/unit/components/test_security.py", "tests/unit/components/test_tenancy.py"),
     "components/": ("tests/unit/components/test_platform.py", "tests/unit/components/test_stack_outputs.py",
+                    "tests/unit/components/test_helm_release_order.py",
                     "tests/unit/components/test_resource_tree.py", "tests/unit/gpu_platform/test_plan_is_immutable.py"),
     "policies/": ("tests/policy",),
 }
@@ -213,11 +214,11 @@ class Result:
 
 def judge(tree: Path, env: dict[str, str], index: int, m: Mutant, args: argparse.Namespace) -> Result:
     """Write the mutant into the copy, run its tests, restore the file."""
-    why = equivalent_reason(m)
-    if why:
-        return Result(m.describe(), "EQUIVALENT", why, 0.0, index=index, kind=m.kind)
     path = tree / m.file
     original = path.read_text()
+    why = equivalent_reason(m, original)
+    if why:
+        return Result(m.describe(), "EQUIVALENT", why, 0.0, index=index, kind=m.kind)
     tests = whole_suite() if args.full else tests_for(tree, m.file)
     try:
         path.write_text(apply(original, m))

@@ -25,3 +25,12 @@ def test_the_kubernetes_provider_and_every_component_hang_under_the_platform() -
         ("gpu-platform:workloads:WorkloadControllers", "workload-controllers"),
         ("kubernetes:yaml/v2:ConfigFile", "provisioning-request-crd"),
     ]
+
+
+def test_every_aws_resource_of_the_data_path_hangs_under_storage() -> None:
+    parents = {(x.type.rsplit(":", 1)[1], x.parent) for x in rendered("prod").resources
+               if x.type.startswith(("aws:s3/", "aws:fsx/")) or (x.type.startswith("aws:iam/") and x.name.startswith("storage-"))}
+    assert parents == {(kind, "storage") for kind in (
+        "DataRepositoryAssociation", "LustreFileSystem", "Role", "RolePolicy", "RolePolicyAttachment", "Bucket",
+        "BucketLifecycleConfiguration", "BucketPolicy", "BucketPublicAccessBlock",
+        "BucketServerSideEncryptionConfiguration", "BucketVersioning")}
