@@ -19,5 +19,15 @@ def test_the_provider_applies_server_side_with_a_client_limit_of_500_qps_and_100
     # for its own cluster name
     assert "kubeconfig" not in [x for x in rendered("local").resources if x.type == "pulumi:providers:kubernetes"][0].inputs
     (prod,) = [x for x in rendered("prod").resources if x.type == "pulumi:providers:kubernetes"]
-    user = json.loads(prod.inputs["kubeconfig"])["users"][0]["user"]["exec"]
-    assert user["command"] == "aws" and user["args"][-4:] == ["--cluster-name", "ml-prod", "--output", "json"]
+    # the mocks' EKS answer: endpoint https://example.eks.amazonaws.com, CA data "Q0E="
+    assert json.loads(prod.inputs["kubeconfig"]) == {
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "ml-prod", "cluster": {"server": "https://example.eks.amazonaws.com",
+                                                     "certificate-authority-data": "Q0E="}}],
+        "contexts": [{"name": "ml-prod", "context": {"cluster": "ml-prod", "user": "ml-prod"}}],
+        "current-context": "ml-prod",
+        "users": [{"name": "ml-prod", "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws",
+            "args": ["--region", "us-east-1", "eks", "get-token", "--cluster-name", "ml-prod", "--output", "json"],
+            "interactiveMode": "Never"}}}],
+    }
