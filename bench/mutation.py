@@ -55,7 +55,8 @@ EXTRA: dict[str, tuple[str, ...]] = {
     # have refusal tables of their own.
     "gpu_platform/spec/": ("tests/unit/gpu_platform/test_spec.py", "tests/unit/gpu_platform/test_plan.py", "tests/policy/test_stacks.py",
                            "tests/unit/platform_cli/test_config_reference.py", "tests/unit/components/test_karpenter.py",
-                           "tests/unit/components/test_data_path.py", "tests/unit/gpu_platform/test_efa_pool_zone.py"),
+                           "tests/unit/components/test_data_path.py", "tests/unit/gpu_platform/test_efa_pool_zone.py",
+                           "tests/unit/gpu_platform/test_stack_split_claims.py"),
     "gpu_platform/plan/": ("tests/unit/gpu_platform/test_plan.py", "tests/unit/components/test_queues.py", "tests/unit/components/test_tenancy.py",
                            "tests/unit/components/test_node_pools.py", "tests/unit/gpu_platform/test_jobs.py", "tests/policy/test_stacks.py",
                            "tests/unit/platform_cli/test_plan_monitoring.py", "tests/unit/components/test_autoscaler.py",

@@ -29,6 +29,12 @@ EQUIVALENT: dict[tuple[str, str, str, int], str] = {
     ("gpu_platform/spec/security.py", "swap arguments 1/2: field_validator(\"usernamePrefix\", \"groupsPrefix\")  ->  "
      "field_validator('groupsPrefix', 'usernamePrefix')", "@field_validator(\"usernamePrefix\", \"groupsPrefix\")", 1):
         "the order of the fields one pydantic validator runs on: each field is validated alike either way",
+    ("components/node_pools/gpu_node_pool.py",
+     "drop keyword `opts`: aws.ec2.get_subnets_output( filters=[ aws.ec2.GetSubnetsFilterArgs(name=\"subnet-id\", "
+     "values=list(cluster.su...  ->  (aws.ec2.get_subnets_output(filters=[aws.ec2.GetSubnetsFilterArgs(name='subnet-id', "
+     "values=list(cluster.sub...", "found = aws.ec2.get_subnets_output(", 8):
+        "an invoke's parent only picks the provider it inherits, and the stack has one AWS provider, the default one "
+        "(no component passes providers= for aws): the same subnets either way",
 }
 
 
