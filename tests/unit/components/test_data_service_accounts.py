@@ -1,6 +1,6 @@
 """Each team namespace's pods reach the team's data through one ServiceAccount, `team-data` in that namespace,
-which EKS Pod Identity maps to the team's role: the account and the association name the same namespace and
-account. World: the prod stack rendered under mocks (the shared render)."""
+which EKS Pod Identity maps to the team's role (the account and the association name the same namespace and
+account), and through its claims on the team's bucket volumes. World: the prod stack rendered under mocks (the shared render)."""
 
 from __future__ import annotations
 
@@ -19,3 +19,17 @@ def test_each_team_namespace_has_the_team_data_account_and_its_pod_identity() ->
                           for x in r.by_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
                           if x.name.startswith("storage-"))
     assert associations == [(ns, "team-data") for ns in NAMESPACES]
+
+
+def test_each_namespace_s_claims_bind_their_own_volume_after_it_and_the_namespace_exist() -> None:
+    """A claim made before its namespace fails to create; one made before its volume may bind to another."""
+    claims = {x.name: (x.inputs["metadata"]["namespace"], x.inputs["metadata"]["name"], x.inputs["spec"]["volumeName"],
+                       x.options["dependencies"])
+              for x in rendered("prod").by_type("kubernetes:core/v1:PersistentVolumeClaim")
+              if x.name.startswith("storage-llm-pretrain-")}
+    assert claims == {
+        "storage-llm-pretrain-team-data": ("llm-pretrain", "team-data", "llm-pretrain-team-data",
+                                           ["storage-llm-pretrain-team-data-volume", "tenant-llm-pretrain"]),
+        "storage-llm-pretrain-team-checkpoints": ("llm-pretrain", "team-checkpoints", "llm-pretrain-team-checkpoints",
+                                                  ["storage-llm-pretrain-team-checkpoints-volume", "tenant-llm-pretrain"]),
+    }
