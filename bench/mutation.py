@@ -277,22 +277,33 @@ def run_all(trees: list[Path], env_of: dict[Path, dict[str, str]], mutants: list
     return [results[k] for k in sorted(results)]
 
 
-def survivors_of(mutants: list[tuple[int, Mutant]], earlier: list[dict]) -> list[tuple[int, Mutant]]:
-    """The sample's mutants that survived in an earlier run's results: by index, or for results written before
-    there was one, by aligning their descriptions with the sample in order (both are in the sample's order)."""
+def aligned(mutants: list[tuple[int, Mutant]], earlier: list[dict]) -> list[tuple[int, Mutant, dict]]:
+    """An earlier run's results with the sample's (index, mutant) each is about: by index, or for results written
+    before there was one, by aligning their descriptions with the sample in order (both are in the sample's
+    order)."""
     if all("index" in r for r in earlier):
-        survived = {r["index"] for r in earlier if r["status"] == "SURVIVED"}
-        return [(i, m) for i, m in mutants if i in survived]
+        by_index = dict(mutants)
+        return [(r["index"], by_index[r["index"]], r) for r in earlier]
     out, at = [], 0
     for r in earlier:
         while at < len(mutants) and mutants[at][1].legacy() != r["mutant"]:
             at += 1
         if at == len(mutants):
             raise SystemExit(f"not in this sample (another seed, commit or --files?): {r['mutant']}")
-        if r["status"] == "SURVIVED":
-            out.append(mutants[at])
+        out.append((*mutants[at], r))
         at += 1
     return out
+
+
+def survivors_of(mutants: list[tuple[int, Mutant]], earlier: list[dict]) -> list[tuple[int, Mutant]]:
+    """The sample's mutants that survived in an earlier run's results."""
+    return [(i, m) for i, m, r in aligned(mutants, earlier) if r["status"] == "SURVIVED"]
+
+
+def earlier_verdicts(mutants: list[tuple[int, Mutant]], earlier: list[dict]) -> list[Result]:
+    """The earlier run's killed (and equivalent) mutants, which an --only run does not run again."""
+    return [Result(m.describe(), r["status"], r["by"], r["seconds"], r.get("tests", []), index=i, kind=m.kind)
+            for i, m, r in aligned(mutants, earlier) if r["status"] != "SURVIVED"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -309,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-baseline", action="store_true", help="skip the check that the unmutated tree passes")
     parser.add_argument("--list", action="store_true", help="print the sample and exit")
     parser.add_argument("--without", nargs="*", default=[], help="test files to leave out of the copy")
-    parser.add_argument("--only", type=Path, help="run only the sample's mutants that survived in this --json file")
+    parser.add_argument("--only", type=Path, help="run only the sample's mutants that survived in this --json file "
+                        "(the figure and --report count that run's other verdicts too)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--report", type=Path, help="write a markdown report (survivors with file:line) here")
     args = parser.parse_args(argv)
@@ -325,8 +337,11 @@ def main(argv: list[str] | None = None) -> int:
         for tree in trees:
             copy_tree(tree, args.rev, tuple(args.overlay), tuple(args.without))
         mutants = list(enumerate(sample(trees[0], args.files, args.seed, args.n)))
+        kept: list[Result] = []
         if args.only:
-            mutants = survivors_of(mutants, json.loads(args.only.read_text()))
+            earlier = json.loads(args.only.read_text())
+            kept = earlier_verdicts(mutants, earlier)
+            mutants = survivors_of(mutants, earlier)
         if args.list:
             for i, m in mutants:
                 print(f"{i:4} {m.describe()}")
@@ -349,6 +364,9 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tree, ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1) + "\n")
+    if kept:  # the figure is the whole sample's: the earlier run's verdicts and this run's on its survivors
+        print(f"\n{len(results)} survivors of {args.only} run again; {len(kept)} verdicts kept from it")
+        results = sorted([*kept, *results], key=lambda r: r.index)
     counted = [r for r in results if r.status != "EQUIVALENT"]
     caught = sum(r.status in ("KILLED", "TIMEOUT") for r in counted)
     print(f"\nseed {args.seed}, {commit}: {caught}/{len(counted)} killed ({100 * caught / max(len(counted), 1):.1f}%), "
