@@ -35,6 +35,10 @@ EQUIVALENT: dict[tuple[str, str, str, int], str] = {
      "values=list(cluster.sub...", "found = aws.ec2.get_subnets_output(", 8):
         "an invoke's parent only picks the provider it inherits, and the stack has one AWS provider, the default one "
         "(no component passes providers= for aws): the same subnets either way",
+    ("gpu_platform/spec/karpenter_checks.py", "flip comparison: pool.fabric == \"efa\"  ->  pool.fabric != 'efa'",
+     "if pool.fabric == \"efa\" and it.efa and not it.efa_only_interfaces:", 3):
+        "no instance type of gpu_platform/catalog.py has EFA without EFA-only interfaces, so the condition is false "
+        "for every pool either way (the rule waits for such a type in the catalog)",
 }
 
 

@@ -33,3 +33,19 @@ def test_each_namespace_s_claims_bind_their_own_volume_after_it_and_the_namespac
         "storage-llm-pretrain-team-checkpoints": ("llm-pretrain", "team-checkpoints", "llm-pretrain-team-checkpoints",
                                                   ["storage-llm-pretrain-team-checkpoints-volume", "tenant-llm-pretrain"]),
     }
+
+
+def test_the_data_path_objects_in_a_namespace_carry_its_team_and_the_platforms_labels() -> None:
+    """What `kubectl get -l gpu-platform.io/team=...` and the pack's label rules select on."""
+    team = {ns: ns for ns in NAMESPACES} | {"ds-notebooks": "data-science"}
+    found = []
+    for x in rendered("prod").resources:
+        meta = x.inputs.get("metadata") if x.type.startswith("kubernetes:") else None
+        if isinstance(meta, dict) and meta.get("namespace") in team and (
+                x.name.startswith("storage-") or x.name.endswith("-allow-data-path")):
+            found.append((x.name, meta["namespace"], meta.get("labels")))
+    # per namespace: the ServiceAccount, two claims, the allow-data-path policy; llm-pretrain also the Lustre claim
+    assert len(found) == 7 * 4 + 1
+    for name, ns, labels in found:
+        assert labels == {"gpu-platform.io/team": team[ns], "app.kubernetes.io/component": "storage",
+                          "app.kubernetes.io/managed-by": "gpu-platform"}, name
