@@ -39,6 +39,12 @@ EQUIVALENT: dict[tuple[str, str, str, int], str] = {
      "if pool.fabric == \"efa\" and it.efa and not it.efa_only_interfaces:", 3):
         "no instance type of gpu_platform/catalog.py has EFA without EFA-only interfaces, so the condition is false "
         "for every pool either way (the rule waits for such a type in the catalog)",
+    ("components/storage.py",
+     'drop dict key `\'storageClassName\'`: { "capacity": {"storage"'
+     ': f"{fs.storage_capacity_gib}Gi"}, "volumeMode": "Filesystem", "accessModes": ["Rea...  ->  ({\'capacity\': {\'storage\': f\'{fs.storage_capacity_gib}Gi\'}, \'volumeMode\': \'Filesystem\', \'accessModes\': [\'Rea...', '"spec": {', 8):
+        "a PersistentVolume's storageClassName \"\" dropped: a PV without one has no class either, and binds only to "
+        "claims that ask for none (kubernetes.io/docs/concepts/storage/persistent-volumes/#class); the API server "
+        "stores the two alike",
 }
 
 
