@@ -212,14 +212,15 @@ def apply(source: str, m: Mutant) -> str:
     return "".join(lines[: l1 - 1]) + head + m.after + tail + "".join(lines[l2:])
 
 
-def is_real(source: str, m: Mutant) -> bool:
+def is_real(source: str, m: Mutant, original_dump: str | None = None) -> bool:
     """The mutant compiles and changes the module's AST (else it is no bug at all)."""
     mutated = apply(source, m)
     try:
-        compile(mutated, m.file, "exec")
+        tree = ast.parse(mutated)
+        compile(tree, m.file, "exec")
     except SyntaxError:
         return False
-    return ast.dump(ast.parse(mutated)) != ast.dump(ast.parse(source))
+    return ast.dump(tree) != (original_dump if original_dump is not None else ast.dump(ast.parse(source)))
 
 
 def target_files(tree: Path, patterns: list[str]) -> list[str]:
@@ -233,9 +234,12 @@ def sample(tree: Path, patterns: list[str], seed: int, n: int) -> list[Mutant]:
     sources = {rel: (tree / rel).read_text() for rel in target_files(tree, patterns)}
     every = [m for rel, source in sources.items() for m in mutations(source, rel)]
     random.Random(seed).shuffle(every)
+    dumps: dict[str, str] = {}
     chosen: list[Mutant] = []
     for m in every:
-        if is_real(sources[m.file], m):
+        if m.file not in dumps:
+            dumps[m.file] = ast.dump(ast.parse(sources[m.file]))
+        if is_real(sources[m.file], m, dumps[m.file]):
             chosen.append(m)
             if len(chosen) == n:
                 break
