@@ -56,11 +56,12 @@ EXTRA: dict[str, tuple[str, ...]] = {
     "gpu_platform/spec/": ("tests/unit/gpu_platform/test_spec.py", "tests/unit/gpu_platform/test_plan.py", "tests/policy/test_stacks.py",
                            "tests/unit/platform_cli/test_config_reference.py", "tests/unit/components/test_karpenter.py",
                            "tests/unit/components/test_data_path.py", "tests/unit/gpu_platform/test_efa_pool_zone.py",
-                           "tests/unit/gpu_platform/test_stack_split_claims.py"),
+                           "tests/unit/gpu_platform/test_stack_split_claims.py", "tests/unit/gpu_platform/test_receiver_names.py"),
     "gpu_platform/plan/": ("tests/unit/gpu_platform/test_plan.py", "tests/unit/components/test_queues.py", "tests/unit/components/test_tenancy.py",
                            "tests/unit/components/test_node_pools.py", "tests/unit/gpu_platform/test_jobs.py", "tests/policy/test_stacks.py",
                            "tests/unit/platform_cli/test_plan_monitoring.py", "tests/unit/components/test_autoscaler.py",
-                           "tests/unit/components/test_managed_prometheus_names.py", "tests/unit/gpu_platform/test_plan_is_immutable.py"),
+                           "tests/unit/components/test_managed_prometheus_names.py", "tests/unit/gpu_platform/test_plan_is_immutable.py",
+                           "tests/unit/components/test_namespace_quota_cpu_memory.py"),
     "gpu_platform/pool_derivations.py": ("tests/unit/gpu_platform/test_plan.py", "tests/unit/components/test_queues.py",
                                          "tests/unit/components/test_node_pools.py", "tests/policy/test_stacks.py"),
     "gpu_platform/jobs.py": ("tests/unit/gpu_platform/test_jobs.py", "tests/unit/gpu_platform/test_job_template_gpus.py",
@@ -169,7 +170,8 @@ def test_env(tree: Path) -> dict[str, str]:
     from tests.reference_data import CRDS_ENV, VALUES_ENV, locate
 
     found = locate(os.environ)
-    env = {**os.environ, "PYTHONPATH": str(tree), "GPU_PLATFORM_MUTATION": "1"}
+    # COLUMNS: pytest cuts its summary lines (the failing test and why) at the terminal's width
+    env = {**os.environ, "PYTHONPATH": str(tree), "GPU_PLATFORM_MUTATION": "1", "COLUMNS": "400"}
     if not found.problem:
         env[CRDS_ENV], env[VALUES_ENV] = str(found.crds), str(found.values)
     return env

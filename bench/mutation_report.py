@@ -44,8 +44,9 @@ def markdown(command: str, seed: int, commit: str, results: Sequence[Result],
         f"- seed {seed}, commit {commit}, {len(results)} mutants drawn",
         f"- killed {len(caught)} of {len(counted)} ({100 * len(caught) / max(len(counted), 1):.1f}%; "
         f"{timeouts} of them by timeout), {len(survived)} survived, {len(equivalent)} equivalent (not counted)",
-        f"- without the {len(counted) - len(born)} stillborn ones (a TypeError at the first call: a required "
-        f"argument dropped): killed {len(caught_born)} of {len(born)} ({100 * len(caught_born) / max(len(born), 1):.1f}%)",
+        *([f"- without the {len(counted) - len(born)} stillborn ones (a TypeError at the first call: a required "
+           f"argument dropped): killed {len(caught_born)} of {len(born)} "
+           f"({100 * len(caught_born) / max(len(born), 1):.1f}%)"] if len(born) < len(counted) else []),
         "- by kind (survived/drawn): " + ", ".join(f"{k} {kinds_survived[k]}/{n}" for k, n in kinds.most_common()),
         f"- load average (1, 5, 15 min) {', '.join(f'{x:.1f}' for x in load_before)} at the start, "
         f"{', '.join(f'{x:.1f}' for x in load_after)} at the end; {seconds / 60:.0f} min", "",
