@@ -4,8 +4,8 @@ scripts/tools/seaweedfs.sh) where EKS has a team bucket reached through Pod Iden
 It listens on the real node's bridge address, the one address the node's pods reach (localcluster/realnode.py: no
 route off the machine), so it starts after the real node. Each team of the stack gets a bucket named as on EKS
 (`<LOCAL_DATA_BUCKET_PREFIX>-<team>`) and two identities of its own: read-write on its bucket only (what the
-team's pods get, in the Secret LOCAL_DATA_SECRET of its namespace) and read-only (for a test that breaks
-checkpoint writes on purpose). A key of one team reading another team's bucket gets S3's AccessDenied from the
+team's pods get, in the Secret LOCAL_DATA_SECRET of its namespace) and read-only but for its scratch/ prefix (for
+a test that breaks checkpoint writes on purpose: the gang still meets through scratch/). A key of one team reading another team's bucket gets S3's AccessDenied from the
 server itself, as the team role's policy gives on EKS. The platform's admin identity makes the buckets and seeds
 each with the acceptance workload's dataset sample and base weights (workloads/acceptance/train.py `seed`).
 
@@ -69,7 +69,7 @@ class Store:
     endpoint: str
     buckets: dict[str, str]            # team -> bucket
     team_keys: dict[str, Keys]         # team -> read-write on its bucket
-    read_only_keys: dict[str, Keys]    # team -> read-only on its bucket
+    read_only_keys: dict[str, Keys]    # team -> read-only on its bucket, but for scratch/
     admin: Keys
 
     def to_json(self) -> dict[str, Any]:
@@ -98,17 +98,19 @@ def load(state: Path) -> Store | None:
 
 def identities(buckets: dict[str, str], team_keys: dict[str, Keys], read_only_keys: dict[str, Keys],
                admin: Keys) -> dict[str, Any]:
-    """SeaweedFS's static S3 identities (`-s3.config`): the admin, and per team read-write and read-only on its
-    own bucket only (actions scoped `Action:bucket`: seaweedfs weed/s3api/auth_credentials.go Identity.CanDo)."""
+    """SeaweedFS's static S3 identities (`-s3.config`): the admin, and per team read-write, and read-only but for
+    writes under scratch/, on its own bucket only (actions scoped `Action:bucket` or `Action:bucket/prefix/*`:
+    seaweedfs weed/s3api/auth_credentials.go Identity.CanDo)."""
     out: list[dict[str, Any]] = [{"name": ADMIN, "credentials": [{"accessKey": admin.access_key,
                                                                    "secretKey": admin.secret_key}],
                                   "actions": ["Admin", "Read", "List", "Tagging", "Write"]}]
     for team, bucket in buckets.items():
         for suffix, keys, actions in (("", team_keys[team], ("Read", "List", "Tagging", "Write")),
                                       ("-read-only", read_only_keys[team], ("Read", "List"))):
+            scratch = [f"Write:{bucket}/{cv.SCRATCH_PREFIX}*"] if suffix else []
             out.append({"name": f"team-{team}{suffix}",
                         "credentials": [{"accessKey": keys.access_key, "secretKey": keys.secret_key}],
-                        "actions": [f"{a}:{bucket}" for a in actions]})
+                        "actions": [f"{a}:{bucket}" for a in actions] + scratch})
     return {"identities": out}
 
 

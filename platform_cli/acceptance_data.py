@@ -92,10 +92,20 @@ def credentials_secret(data: DataPath, namespace: str, team: str) -> dict[str, A
             "stringData": {cv.S3_ACCESS_KEY_ENV: data.keys.access_key, cv.S3_SECRET_KEY_ENV: data.keys.secret_key}}
 
 
+def run_prefixes(name: str) -> tuple[str, str]:
+    """What a run leaves in the bucket: its checkpoints, and its rendezvous objects under scratch/ (train.py
+    rendezvous_key)."""
+    return checkpoint_prefix(name), f"{cv.SCRATCH_PREFIX}{name}/"
+
+
 def remove_run_objects(data: DataPath, name: str, progress: Callable[[str], None]) -> None:
-    """Delete the run's checkpoints and rendezvous objects (checkpoints/<job>/), with the team's keys locally or
-    the caller's AWS credentials on EKS; a failure is reported, not raised (the job is already gone)."""
-    prefix = checkpoint_prefix(name)
+    """Delete the run's objects (run_prefixes), with the team's keys locally or the caller's AWS credentials on
+    EKS; a failure is reported, not raised (the job is already gone)."""
+    for prefix in run_prefixes(name):
+        _remove_prefix(data, prefix, progress)
+
+
+def _remove_prefix(data: DataPath, prefix: str, progress: Callable[[str], None]) -> None:
     try:
         import boto3
         from botocore.config import Config

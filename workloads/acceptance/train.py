@@ -16,7 +16,7 @@ job and prints one JSON object per line for each event, which the command reads 
 2. allreduce: an all-reduce across the job's pods with torch.distributed (nccl on CUDA, gloo over TCP otherwise),
    rendezvous at the JobSet's first pod (GPU_PLATFORM_COORDINATOR, GPU_PLATFORM_RANK, GPU_PLATFORM_NODES: the
    platform's JobSet template sets them), its bus bandwidth as nccl-tests defines it. On a cluster without DNS
-   (the local one) the first pod publishes its address in the bucket instead (RENDEZVOUS=s3).
+   (the local one) the first pod publishes its address in the bucket's scratch/ instead (RENDEZVOUS=s3).
 3. restore: the latest checkpoint under the run's prefix, if any: training resumes from its step, not from zero.
 4. train: a tiny next-byte model over the dataset sample, data-parallel across the pods, for the window (training
    time, counted across restarts: a resumed run trains what the checkpoint had not).
@@ -51,6 +51,7 @@ EVENTS = ("start", "data", "allreduce", "restore", "train", "checkpoint", "done"
 ENV_PREFIX = "GPU_PLATFORM_ACCEPTANCE_"
 DEFAULT_DATASET_KEY = "datasets/acceptance/sample.txt"
 DEFAULT_WEIGHTS_KEY = "models/acceptance/base.safetensors"
+SCRATCH_PREFIX = "scratch/"
 # The byte vocabulary of the tiny model: next-byte prediction over the raw sample.
 VOCAB = 256
 EMBEDDING = 64
@@ -186,10 +187,12 @@ def latest_checkpoint(keys: Iterable[str], prefix: str) -> tuple[str, int] | Non
     return best
 
 
-def rendezvous_key(prefix: str, attempt: int) -> str:
-    """Where the first pod of a restart attempt publishes its address (RENDEZVOUS=s3): one per attempt, so a new
-    gang never meets the address of the old one."""
-    return f"{prefix}rendezvous/attempt-{attempt}"
+def rendezvous_key(checkpoint_prefix: str, attempt: int) -> str:
+    """Where the first pod of a restart attempt publishes its address (RENDEZVOUS=s3): under the team's scratch/
+    prefix (docs/data-path.md: intermediate files that expire), named after the run (its checkpoint prefix's last
+    part), one per attempt, so a new gang never meets the address of the old one."""
+    run = checkpoint_prefix.rstrip("/").rsplit("/", 1)[-1]
+    return f"{SCRATCH_PREFIX}{run}/rendezvous/attempt-{attempt}"
 
 
 # The tiny model's tensors in the order of its state dict (torch.nn.Sequential(Embedding, Linear)).

@@ -9,7 +9,7 @@ from pathlib import Path
 from localcluster import objectstore as o
 
 
-def test_each_team_reaches_its_own_bucket_only_read_write_or_read_only() -> None:
+def test_each_team_reaches_its_own_bucket_only_read_write_or_read_only_but_scratch() -> None:
     ids = o.identities({"zeta": "local-data-zeta", "eta": "local-data-eta"},
                        {"zeta": o.Keys("Z", "z"), "eta": o.Keys("E", "e")},
                        {"zeta": o.Keys("ZR", "zr"), "eta": o.Keys("ER", "er")}, o.Keys("A", "a"))["identities"]
@@ -17,10 +17,10 @@ def test_each_team_reaches_its_own_bucket_only_read_write_or_read_only() -> None
         ("platform-admin", "A", ["Admin", "Read", "List", "Tagging", "Write"]),
         ("team-zeta", "Z", ["Read:local-data-zeta", "List:local-data-zeta", "Tagging:local-data-zeta",
                             "Write:local-data-zeta"]),
-        ("team-zeta-read-only", "ZR", ["Read:local-data-zeta", "List:local-data-zeta"]),
+        ("team-zeta-read-only", "ZR", ["Read:local-data-zeta", "List:local-data-zeta", "Write:local-data-zeta/scratch/*"]),
         ("team-eta", "E", ["Read:local-data-eta", "List:local-data-eta", "Tagging:local-data-eta",
                            "Write:local-data-eta"]),
-        ("team-eta-read-only", "ER", ["Read:local-data-eta", "List:local-data-eta"]),
+        ("team-eta-read-only", "ER", ["Read:local-data-eta", "List:local-data-eta", "Write:local-data-eta/scratch/*"]),
     ]
 
 

@@ -145,4 +145,4 @@ def test_without_dns_the_pods_meet_at_one_object_per_restart_attempt() -> None:
     c = train.Config.from_env({**ENV, "GPU_PLATFORM_ACCEPTANCE_RENDEZVOUS": "s3",
                                "GPU_PLATFORM_ACCEPTANCE_POD_IP": "10.244.0.7", "GPU_PLATFORM_ACCEPTANCE_ATTEMPT": "1"})
     assert (c.rendezvous, c.pod_ip, c.attempt) == ("s3", "10.244.0.7", 1)
-    assert train.rendezvous_key(c.checkpoint_prefix, c.attempt) == "checkpoints/acceptance-abc123/rendezvous/attempt-1"
+    assert train.rendezvous_key(c.checkpoint_prefix, c.attempt) == "scratch/acceptance-abc123/rendezvous/attempt-1"
