@@ -41,8 +41,8 @@ def second_gang_log(rank: int) -> str:
 class FakeJobSet:
     """Two pods per gang; a deleted pod makes the controller recreate the gang as attempt 1 two polls later."""
 
-    def __init__(self, checkpoint_ok: bool = True):
-        self.checkpoint_ok = checkpoint_ok
+    def __init__(self, checkpoint_ok: bool = True, done_after_polls: int = 0, name: str = NAME):
+        self.checkpoint_ok, self.done_after_polls, self.name = checkpoint_ok, done_after_polls, name
         self.gang: dict[str, dict[str, Any]] = {}
         self.deleted: list[str] = []
         self.polls = 0
@@ -50,8 +50,8 @@ class FakeJobSet:
 
     def _new_gang(self, attempt: int) -> None:
         self.attempt = attempt
-        self.gang = {f"{NAME}-workers-0-{r}-a{attempt}": self._pod(f"{NAME}-workers-0-{r}-a{attempt}", r, attempt)
-                     for r in (0, 1)}
+        self.gang = {f"{self.name}-workers-0-{r}-a{attempt}": self._pod(f"{self.name}-workers-0-{r}-a{attempt}", r,
+                                                                         attempt) for r in (0, 1)}
 
     @staticmethod
     def _pod(name: str, rank: int, attempt: int) -> dict[str, Any]:
@@ -60,15 +60,18 @@ class FakeJobSet:
                 "status": {"phase": "Running"}}
 
     def pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
-        assert (namespace, selector) == (NS, f"jobset.sigs.k8s.io/jobset-name={NAME}")
+        assert (namespace, selector) == (NS, f"jobset.sigs.k8s.io/jobset-name={self.name}")
         self.polls += 1
         if self.deleted and self.attempt == 0 and self.polls >= self.recreate_at:
             self._new_gang(1)
+            self.second_gang_at = self.polls
         return list(self.gang.values())
 
     def logs(self, namespace: str, pod: str) -> str:
         rank, attempt = int(pod.split("-")[-2]), int(pod[-1])
         if attempt == 1:
+            if self.polls < self.second_gang_at + self.done_after_polls:
+                return second_gang_log(rank).rsplit("\n", 1)[0]  # still training
             for p in self.gang.values():
                 p["status"]["phase"] = "Succeeded"
             return second_gang_log(rank)
@@ -134,3 +137,52 @@ def test_a_pod_that_cannot_start_ends_the_run_naming_why() -> None:
     seen, _ = drive(cluster)
     assert seen.problem == (f"a pod cannot start: pod {NAME}-workers-0-0-a0: ErrImageNeverPull: image not present "
                             "with pull policy of Never")
+
+
+def test_the_command_runs_steps_2_to_5_and_prices_the_run_against_the_baseline(monkeypatch) -> None:
+    """The whole command over the scripted JobSet: the data path's Secret made, steps 2 to 5 from the logs, step 7
+    from the pods' run times: the first gang ran 2 s (1/8 GPU each), the second 60 s, at a g6.xlarge's 0.805 USD
+    per GPU-hour: total (2 x 2 + 2 x 60) x 0.125 / 3600 x 0.805 = 0.003466 USD for 2 x 60 x 0.125 / 3600 =
+    0.0041667 useful GPU-hours, 0.8318 USD per useful GPU-hour: below gpu-hour=2.50."""
+    from gpu_platform.stack_files import load_plan
+    from localcluster import objectstore
+    from platform_cli import acceptance as ac
+    from platform_cli.cli import parser
+
+    store = objectstore.Store("http://10.244.0.1:18333", {"zeta": "local-data-zeta"},
+                              {"zeta": objectstore.Keys("AK", "SK")}, {"zeta": objectstore.Keys("RO", "RS")},
+                              objectstore.Keys("ADM", "ADS"))
+    stack = str(ac.REPOSITORY / "tests" / "live" / "acceptance_stack.yaml")
+    args = parser().parse_args(["acceptance", "--stack", stack, "--team", "zeta", "--pool", "small", "--image",
+                                "localhost/gpu-platform/acceptance-trainer:torch-1.13.1", "--window", "60s",
+                                "--baseline", "gpu-hour=2.50"])
+    request = ac.validate(load_plan(None, stack)[1], args, store)
+    jobset = FakeJobSet(done_after_polls=30, name=request.name)  # the second gang trains 30 polls (60 s)
+    made: list[str] = []
+    removed: list[str] = []
+    workload = {"metadata": {"name": "w", "creationTimestamp": "2026-05-01T10:00:00Z",
+                             "ownerReferences": [{"kind": "JobSet", "name": request.name}]},
+                "spec": {"queueName": "default"},
+                "status": {"admission": {"clusterQueue": "zeta", "podSetAssignments": [
+                    {"name": "workers", "flavors": {"nvidia.com/gpu.shared": "small"}}]},
+                           "conditions": [{"type": "QuotaReserved", "status": "True",
+                                           "lastTransitionTime": "2026-05-01T10:00:01Z"},
+                                          {"type": "Admitted", "status": "True",
+                                           "lastTransitionTime": "2026-05-01T10:00:01Z"}]}}
+    jobset.create = lambda objects, who: None  # type: ignore[attr-defined]
+    jobset.get = lambda resource, ns: [workload]  # type: ignore[attr-defined]
+    jobset.delete = lambda objects: removed.extend(o["kind"] for o in objects)  # type: ignore[attr-defined]
+    jobset.ensure = lambda obj: made.append(obj["metadata"]["name"]) or True  # type: ignore[attr-defined]
+    monkeypatch.setattr("platform_cli.acceptance.remove_run_objects", lambda data, name, progress: None)
+    clock = Clock()
+    state = ac.RunState(request, jobset, lambda line: None, clock=clock, sleep=clock.sleep)
+    verdict = ac.run_steps(state, ac.runners(request))
+    ac.clean_up(state)
+    statuses = {r.spec.key: r.status for r in verdict.results}
+    assert statuses == {"queued-job": "passed", "data-pull": "passed", "all-reduce": "passed", "train": "passed",
+                        "checkpoint-restore": "passed", "labels": "skipped", "useful-work": "passed"}
+    assert made == ["team-data-s3"] and removed == ["JobSet", "ConfigMap"]
+    useful = {f.name: f.value for f in verdict.results[6].figures}
+    assert useful == {"cluster_cost": 0.831833, "baseline_cost": 2.5, "total_usd": useful["total_usd"],
+                      "useful_gpu_hours": 0.0042}
+    assert round(useful["total_usd"], 6) == 0.003466
