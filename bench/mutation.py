@@ -61,7 +61,8 @@ EXTRA: dict[str, tuple[str, ...]] = {
                            "tests/unit/components/test_node_pools.py", "tests/unit/gpu_platform/test_jobs.py", "tests/policy/test_stacks.py",
                            "tests/unit/platform_cli/test_plan_monitoring.py", "tests/unit/components/test_autoscaler.py",
                            "tests/unit/components/test_managed_prometheus_names.py", "tests/unit/gpu_platform/test_plan_is_immutable.py",
-                           "tests/unit/components/test_namespace_quota_cpu_memory.py"),
+                           "tests/unit/components/test_namespace_quota_cpu_memory.py",
+                           "tests/unit/components/test_created_cluster_control_plane.py"),
     "gpu_platform/pool_derivations.py": ("tests/unit/gpu_platform/test_plan.py", "tests/unit/components/test_queues.py",
                                          "tests/unit/components/test_node_pools.py", "tests/policy/test_stacks.py"),
     "gpu_platform/jobs.py": ("tests/unit/gpu_platform/test_jobs.py", "tests/unit/gpu_platform/test_job_template_gpus.py",
@@ -323,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the sample and exit")
     parser.add_argument("--without", nargs="*", default=[], help="test files to leave out of the copy")
     parser.add_argument("--only", type=Path, help="run only the sample's mutants that survived in this --json file "
-                        "(the figure and --report count that run's other verdicts too)")
+                        "(the figure, --json and --report keep that run's other verdicts too)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--report", type=Path, help="write a markdown report (survivors with file:line) here")
     args = parser.parse_args(argv)
@@ -364,11 +365,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for tree in trees:
             shutil.rmtree(tree, ignore_errors=True)
-    if args.json:
-        args.json.write_text(json.dumps([asdict(r) for r in results], indent=1) + "\n")
-    if kept:  # the figure is the whole sample's: the earlier run's verdicts and this run's on its survivors
+    if kept:  # the figure and --json are the whole sample's: the earlier run's verdicts and this run's on its survivors
         print(f"\n{len(results)} survivors of {args.only} run again; {len(kept)} verdicts kept from it")
         results = sorted([*kept, *results], key=lambda r: r.index)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in results], indent=1) + "\n")
     counted = [r for r in results if r.status != "EQUIVALENT"]
     caught = sum(r.status in ("KILLED", "TIMEOUT") for r in counted)
     print(f"\nseed {args.seed}, {commit}: {caught}/{len(counted)} killed ({100 * caught / max(len(counted), 1):.1f}%), "
