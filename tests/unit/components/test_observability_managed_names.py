@@ -1,6 +1,7 @@
 """The AWS names a user finds in the console for managed monitoring (addons.monitoring.mode: managed): the
 workspace, the collector and the reader policy named after the cluster. World: prod rendered under mocks with
-managed monitoring (the variant tests/unit/components/test_observability.py declares)."""
+managed monitoring (the variant tests/unit/components/test_observability.py declares). Named to run after
+test_observability.py, which reads the same render first, so that the suite never waits for the render here."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The EKS control plane a stack creates (cluster.create: true), whole: its version, its audit logs, access
 entries as its only way in (authenticationMode API: the teams' and admins' access entries are how anyone gets
 in, no aws-auth ConfigMap), both endpoints and the stack's subnets. World: staging with cluster.create true
-rendered under mocks (tests/unit/components/stack_variants.py's switched staging)."""
+rendered under mocks (tests/unit/components/stack_variants.py's switched staging). Named to run after
+test_node_pools.py, which reads the same render first, so that the suite never waits for the render here."""
 
 from __future__ import annotations
 
