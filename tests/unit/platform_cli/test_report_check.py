@@ -5,6 +5,7 @@ pools train, infer and notebooks."""
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import urllib.parse
@@ -187,7 +188,7 @@ def test_with_the_managed_collector_the_kueue_fix_names_its_job() -> None:
     from gpu_platform.spec import load_stack_config
     from tests.conftest import stack_doc
 
-    doc = stack_doc("prod")
+    doc = copy.deepcopy(stack_doc("prod"))  # shared by the session: never change the cached one
     doc["config"]["gpu-platform:platform"]["addons"]["monitoring"] = {"install": True, "mode": "managed"}
     plan = build_plan(*load_stack_config(doc))
     names = {expr: name for name, expr in rc.queries(plan).items()}
