@@ -174,4 +174,4 @@ def test_every_count_of_test_lanes_is_the_runners() -> None:
     loader.exec_module(module)
     said = {page.name: counts(page.read_text(), "lanes") for page in PAGES}
     assert {name: n for name, n in said.items() if set(n) - {len(module.LANES)}} == {}
-    assert len(module.LANES) == 3 and said["testing.md"] and said["README.md"]
+    assert len(module.LANES) == 4 and said["testing.md"] and said["README.md"]
