@@ -126,5 +126,8 @@ def run(args: argparse.Namespace, client: ClusterClient | None = None,
         out.mkdir(parents=True, exist_ok=True)
         (out / "acceptance.json").write_text(json.dumps(to_json(verdict, request), indent=2) + "\n")
         (out / "acceptance.md").write_text(text(verdict, request, markdown=True))
+        if state.observed is not None:  # the pods' logs, which the report's figures come from
+            for pod in state.observed.pods.values():
+                (out / f"{pod.name}.log").write_text(pod.log)
         progress(f"wrote acceptance.json and acceptance.md to {out}")
     return verdict.exit_code

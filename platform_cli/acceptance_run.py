@@ -72,12 +72,17 @@ class Observed:
             out += acc.events_from_log(p.log)
         return out
 
+    def first_gang(self) -> list[dict[str, object]]:
+        """The first gang's events, less the errors the deletion caused (a survivor's peer reset)."""
+        events = self.events(0)
+        return [e for e in events if e.get("event") != "error"] if self.deleted_pod else events
+
     @property
     def last_attempt(self) -> int:
         return max((p.attempt for p in self.pods.values()), default=0)
 
     def recovery(self) -> acc.Recovery:
-        checkpoints = tuple(e for e in self.events(0) if e.get("event") == "checkpoint")
+        checkpoints = tuple(e for e in self.first_gang() if e.get("event") == "checkpoint")
         recovery_s = (None if self.recovered_at is None or self.deleted_at is None
                       else self.recovered_at - self.deleted_at)
         resumed = tuple(self.events(1)) if self.deleted_pod else ()
@@ -148,9 +153,11 @@ class WorkloadRun:
                 p.ended = now
             if p.phase != "Pending" and (p.ended is None or not p.log or p.ended == now):
                 try:
-                    p.log = self.client.logs(self.namespace, name) or p.log
+                    text = self.client.logs(self.namespace, name)
                 except Exception:  # noqa: BLE001 - a pod between states has no log yet; the next poll reads it
-                    pass
+                    text = ""
+                if len(text) >= len(p.log):  # a pod being killed may answer with less than it printed
+                    p.log = text
         for p in self.seen.pods.values():
             if p.name not in names and p.ended is None:
                 p.ended = now
@@ -189,8 +196,9 @@ class WorkloadRun:
             stuck = next((w for pod in live if (w := _waiting(pod))), None)
             if stuck:
                 return self._end(f"a pod cannot start: {stuck}")
+            # after the deletion only the new gang counts: the first gang's survivors fail on their lost peer
             attempt = seen.last_attempt
-            events = seen.events(attempt)
+            events = seen.events(attempt) if seen.deleted_pod is None or attempt > 0 else []
             if acc.first_error(events) is not None:
                 return self._end(None)
             done = acc.of_kind(events, "done")
@@ -200,7 +208,7 @@ class WorkloadRun:
                 if not self._gang_running(0) and now - start > POD_START_TIMEOUT_S and not seen.events(0):
                     phases = ", ".join(f"{p.name} {p.phase}" for p in seen.pods.values()) or "no pod"
                     return self._end(f"the job's {self.pods} pods not Running within {POD_START_TIMEOUT_S}s: {phases}")
-                checkpoint = next((e for e in events if e.get("event") == "checkpoint"), None)
+                checkpoint = next((e for e in seen.events(0) if e.get("event") == "checkpoint"), None)
                 if checkpoint is not None and checkpoint.get("ok") is True:
                     self._delete(checkpoint)
                     continue

@@ -195,7 +195,7 @@ class WorkloadStep:
             gpus = r.gpus * r.pool.gpus_per_node / r.pool.units_per_node
             state.runs, state.work = state.observed.runs(gpus), state.observed.work()
         seen = state.observed
-        first, last = seen.events(0), seen.events(seen.last_attempt)
+        first, last = seen.first_gang(), seen.events(seen.last_attempt)
         if self.number == 2:
             if not first and seen.problem:
                 return acc.StepResult.failed(2, f"a data event from each of {r.nodes} pods", seen.problem)
