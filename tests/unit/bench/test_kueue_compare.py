@@ -138,8 +138,14 @@ def test_the_time_split_reads_seconds_per_webhook_policy_and_etcd_call() -> None
         'apiserver_admission_controller_admission_duration_seconds_sum{name="ValidatingAdmissionPolicy",type="validate"} 0.75',
         'etcd_request_duration_seconds_sum{operation="create",type="/registry/batch/jobs"} 2',
         'etcd_request_duration_seconds_count{operation="create",type="/registry/batch/jobs"} 40',
+        'apiserver_request_duration_seconds_sum{resource="jobs",subresource="",verb="POST"} 6',
+        'apiserver_request_duration_seconds_count{resource="jobs",subresource="",verb="POST"} 12',
+        'apiserver_request_duration_seconds_sum{resource="pods",subresource="",verb="WATCH"} 900',
     ]), time_split.API_NAMES)
     api = time_split.api_split(d)
+    # a watch's seconds are how long it stayed open, not time served
+    assert api["request_s"] == 6.0
+    assert api["requests"] == {"POST jobs ": {"s": 6.0, "count": 12, "mean_ms": 500.0}}
     assert api["webhooks"] == {"vworkload.kb.io": {"s": 3.0, "count": 300, "mean_ms": 10.0}}
     assert api["policies"] == {"tenant-workloads": {"s": 0.5, "count": 100, "mean_ms": 5.0}}
     assert api["etcd"] == {"create /registry/batch/jobs": {"s": 2.0, "count": 40, "mean_ms": 50.0}}
