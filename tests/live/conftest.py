@@ -78,6 +78,10 @@ class Live:
     users: dict[str, Path] = field(default_factory=dict)
     # The cluster's Prometheus (scripts/local-cluster: cluster.env PROMETHEUS_PORT).
     prometheus_url: str = ""
+    # WORKLOAD_KINDS this cluster serves: one `kubectl delete` of a list naming a kind the server lacks deletes
+    # nothing at all ("the server doesn't have a resource type"), and a cluster started without the workload
+    # controllers (LOCAL_CLUSTER_WORKLOADS=none) has no JobSet, TrainJob, Ray or LWS kinds.
+    served_kinds: str = ""
 
     def team(self, name: str):
         return next(t for t in self.plan.teams if t.name == name)
@@ -138,10 +142,13 @@ class Live:
 
     def clean(self) -> None:
         """Delete every Job of every team and wait until Kueue holds no quota anywhere."""
+        if not self.served_kinds:
+            served = set(self.kubectl("api-resources", "--verbs=delete", "-o", "name").stdout.split())
+            self.served_kinds = ",".join(k for k in WORKLOAD_KINDS.split(",")
+                                         if k in served or any(n.startswith(f"{k}.") for n in served))
         for team in self.plan.teams:
             for ns in team.namespaces:
-                self.kubectl("delete", WORKLOAD_KINDS, "--all", "-n", ns, "--wait=false",
-                             "--ignore-not-found", check=False)
+                self.kubectl("delete", self.served_kinds, "--all", "-n", ns, "--wait=false", "--ignore-not-found")
 
         def empty() -> bool:
             for team in self.plan.teams:
