@@ -162,7 +162,7 @@ def write(plan: Plan, out: Path, *, kueue_metrics: str, telemetry: str, promethe
 
 
 def local_url(state_dir: Path) -> str | None:
-    """The Prometheus of a running local cluster: the port scripts/local-cluster started it on (cluster.env
+    """The Prometheus of a running local cluster: the port the local cluster started it on (cluster.env
     PROMETHEUS_PORT; none when the cluster runs without it)."""
     env = state_dir / "cluster.env"
     if not env.exists():
@@ -171,9 +171,4 @@ def local_url(state_dir: Path) -> str | None:
         key, _, value = line.partition("=")
         if key == "PROMETHEUS_PORT" and value.strip().isdigit():
             return f"http://127.0.0.1:{int(value)}"
-    return None
-    for line in env.read_text().splitlines():
-        key, _, value = line.partition("=")
-        if key == "APISERVER_PORT" and value.strip().isdigit():
-            return f"http://127.0.0.1:{int(value) + offset}"
     return None

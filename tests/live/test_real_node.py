@@ -1,6 +1,6 @@
 """The real node, live: a tenant's job runs as a real container under the real kubelet (built from k8s.io/kubernetes
 at the API server's version, with Debian's containerd and runc, CNI bridge networking and the project's GPU device
-plugin: localcluster/realnode.py), beside the KWOK-simulated nodes, admitted by Kueue and placed by the scheduler
+plugin: localcluster/realnode), beside the KWOK-simulated nodes, admitted by Kueue and placed by the scheduler
 exactly as on EKS.
 
 Its own cluster (tests/live/real_node_stack.yaml: a pool whose one-unit pod fits a small machine's real node, and
