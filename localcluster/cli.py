@@ -40,9 +40,9 @@ Environment:
   LOCAL_CLUSTER_ETCD_PORT       etcd client port on 127.0.0.1 (default 23790; peer port is +10)
   LOCAL_CLUSTER_PODS_READY_TIMEOUT  Kueue waitForPodsReady.timeout (default: the stack's, 30m)
   LOCAL_CLUSTER_WORKER_LOST_TIMEOUT Kueue multiKueue.workerLostTimeout (default: Kueue's, 15m)
-  GPU_PLATFORM_CRDS             directory whose subdirectories hold the CRD yaml files (default: the tool
-                                cache's, scripts/tools/reference.sh --crds, with ../shared/crds as its offline
-                                fallback; "none" installs none); Kueue's come from its chart
+  GPU_PLATFORM_CRDS             directory whose subdirectories hold the CRD yaml files to install (default: the
+                                tool cache's reference copy when scripts/tools/reference.sh has fetched it, else
+                                none; "none" installs none); Kueue's come from its chart
   GPU_PLATFORM_PYTHON           python with the project's requirements (default <repo>/.venv/bin/python)
   GPU_PLATFORM_CACHE            tool cache (default: the one localcluster/toolcache.py names)
   LOCAL_CLUSTER_START_TIMEOUT   seconds to wait for each component (default 90)

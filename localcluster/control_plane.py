@@ -13,7 +13,8 @@ from . import nodes, probe
 from .context import Context
 from .state import CLUSTER_NAME, SERVICE_CIDR
 from .supervise import StartError, log
-from .tools import binary, tool
+from .toolcache import REFERENCE_CRDS
+from .tools import binary
 
 ADMISSION_PLUGINS = ",".join((
     "NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "TaintNodesByCondition", "PodSecurity",
@@ -103,26 +104,28 @@ def start_scheduler(ctx: Context) -> None:
 
 
 def install_crds(ctx: Context) -> None:
-    """The reference CRDs (the GPU Operator's, the Prometheus Operator's, ...: GPU_PLATFORM_CRDS); Kueue's come
-    from its chart (install_kueue), with their conversion webhooks."""
+    """The reference CRDs (the GPU Operator's, the Prometheus Operator's, Karpenter's for AWS: GPU_PLATFORM_CRDS, by
+    default the tool cache's copy when scripts/tools/reference.sh has fetched it for the tests; the stacks a local
+    cluster runs need none of them, so a start never fetches them). Kueue's come from its chart (install_kueue), with
+    their conversion webhooks."""
     setting = os.environ.get("GPU_PLATFORM_CRDS", "")
-    directory = setting or tool("reference", "--crds")
-    if directory == "none":
+    if setting == "none":
         log("GPU_PLATFORM_CRDS=none: installing no reference CRDs")
         return
-    root = Path(directory)
-    if not root.is_dir():
-        if setting:
-            raise StartError(f"GPU_PLATFORM_CRDS={directory} is not a directory")
-        log(f"warning: no CRD directory at {directory} (set GPU_PLATFORM_CRDS); installing no reference CRDs")
+    if not setting and not REFERENCE_CRDS.is_dir():
+        log(f"no reference CRDs in {REFERENCE_CRDS} (scripts/tools/reference.sh fetches them for the tests; "
+            "GPU_PLATFORM_CRDS names another directory): installing none")
         return
+    root = Path(setting) if setting else REFERENCE_CRDS
+    if not root.is_dir():
+        raise StartError(f"GPU_PLATFORM_CRDS={setting} is not a directory")
     files = sorted(p for p in root.glob("*/**/*") if p.is_file() and p.suffix in (".yaml", ".yml")
                    and not any(part.startswith("kueue-") for part in p.relative_to(root).parts))
     if not files:
-        log(f"warning: no CRD yaml files under {directory}")
+        log(f"warning: no CRD yaml files under {root}")
         return
     ctx.kubectl.apply_crds("crds", files, ctx.paths.state, ctx.timeout)
-    ctx.clock.step(f"{len(files)} CRDs from {directory} Established")
+    ctx.clock.step(f"{len(files)} CRDs from {root} Established")
 
 
 def install_kueue(ctx: Context) -> None:
