@@ -83,7 +83,7 @@ def start_gpu_telemetry(ctx: Context) -> None:
     """dcgm-exporter- and kube-state-metrics-shaped series of the simulated nodes' pods (localcluster/telemetry.py)."""
     port = ctx.ports.gpu_telemetry
     ctx.sup.launch("gpu-telemetry", [
-        "env", f"PYTHONPATH={ROOT}", ctx.python, "-m", "localcluster", "gpu-telemetry", *ctx.stack_file_args(),
+        "env", f"PYTHONPATH={ROOT}", ctx.python, "-P", "-m", "localcluster", "gpu-telemetry", *ctx.stack_file_args(),
         "--kubeconfig", str(ctx.paths.admin_kubeconfig), "--listen", f"127.0.0.1:{port}",
     ])
     ctx.wait_http("gpu-telemetry", f"http://127.0.0.1:{port}/healthz")

@@ -107,7 +107,7 @@ class Command:
         self.cwd = cwd
         self.paths = Paths(state_dir(env.get("LOCAL_CLUSTER_DIR"), cwd))
         self.timeout = float(env.get("LOCAL_CLUSTER_START_TIMEOUT") or 90)
-        self.sup = Supervisor(self.paths, float(env.get("LOCAL_CLUSTER_LAUNCH_TIMEOUT") or 30))
+        self.sup = Supervisor(self.paths)
         self.clock = Clock()
         self._lock: int | None = None
         self._ctx = None

@@ -4,6 +4,7 @@ reference CRDs, Kueue's chart objects, the simulated nodes)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -169,7 +170,8 @@ def register_nodes(ctx: Context) -> None:
                 raise StartError("setting the status of the simulated nodes failed")
             if not kubectl.apply("-f", str(d / "nodes.json")):
                 raise StartError("updating the simulated nodes failed")
-    for name in nodes.stale(kubectl.get_json("nodes"), set(names)):
+    listed = kubectl.run("get", "nodes", "-o", "json")
+    for name in nodes.stale(json.loads(listed.stdout), set(names)) if listed.returncode == 0 else []:
         if kubectl.ok("delete", "node", name):
             log(f"removed stale node {name}")
     ctx.clock.step(f"registered {len(names)} simulated nodes (stack {ctx.settings.stack})")

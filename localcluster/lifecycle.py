@@ -73,13 +73,12 @@ def guarded(ctx: Context, steps: Callable[[], None]) -> int:
     previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         steps()
+        return 0
     except BaseException as err:  # noqa: BLE001  (whatever ends a start, what it started stops)
+        return fail(ctx, err, stop_started=True)
+    finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
-        return fail(ctx, err, stop_started=True)
-    for s, handler in previous.items():
-        signal.signal(s, handler)
-    return 0
 
 
 def start(ctx: Context, requested_stack: str, reload: Callable[[], None]) -> int:

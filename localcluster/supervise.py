@@ -85,9 +85,8 @@ def alive(pid: int) -> bool:
 class Supervisor:
     """The processes of the cluster in PATHS.state."""
 
-    def __init__(self, paths: Paths, launch_timeout: float = 30):
+    def __init__(self, paths: Paths):
         self.paths = paths
-        self.launch_timeout = launch_timeout
         self.marker = f"{paths.state}/"
 
     def ours(self, argv: Sequence[str]) -> bool:

@@ -14,7 +14,7 @@ decides the rest:
   KubeletConfiguration and its flags (`config`), the device plugin's flags, the ClusterRoleBinding the API
   server's kubelet client needs (`kubectl logs`, `exec`); and the bridge itself, with the node's address, which
   the kubelet needs before any pod exists.
-- `cleanup`: what a stopped or crashed node leaves behind and the kernel keeps, removed after every stop and
+- `leftovers`: what a stopped or crashed node leaves behind and the kernel keeps, removed after every stop and
   before every start.
 
 The network: a Linux bridge with the node's address (the kubelet serves there and the API server reaches it),
@@ -25,17 +25,17 @@ node_reserve functions (kubelet_reserves), the pool's GPU resource from the devi
 
 from __future__ import annotations
 
-from .cleanup import cleanup
+from .leftovers import DEVICE_CHECKPOINT, cgroup_pids, cgroup_roots, cleanup, mountpoints
 from .config import cni_config, containerd_config, kubelet_config
 from .machine import preflight
 from .node import (
-    NODE_KIND_LABEL, NODE_KIND_REAL, OFF, Layout, RealNodeError, Reserves, choose_pool, fit_problem,
+    DEVICE_PLUGIN_DIR, NODE_KIND_LABEL, NODE_KIND_REAL, OFF, Layout, RealNodeError, Reserves, choose_pool, fit_problem,
     kubelet_reserves, node_labels, node_name, node_taints, stale_nodes,
 )
 from .prepare import NodeFiles, write_files
 
 __all__ = [
-    "NODE_KIND_LABEL", "NODE_KIND_REAL", "OFF", "Layout", "NodeFiles", "RealNodeError", "Reserves", "choose_pool",
+    "DEVICE_CHECKPOINT", "DEVICE_PLUGIN_DIR", "cgroup_pids", "cgroup_roots", "mountpoints", "NODE_KIND_LABEL", "NODE_KIND_REAL", "OFF", "Layout", "NodeFiles", "RealNodeError", "Reserves", "choose_pool",
     "cleanup", "cni_config", "containerd_config", "fit_problem", "kubelet_config", "kubelet_reserves", "node_labels",
     "node_name", "node_taints", "preflight", "stale_nodes", "write_files",
 ]

@@ -5,6 +5,7 @@ before every start, and real nodes of earlier starts deleted."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ from ..pki import issue, write_kubeconfig
 from ..state import REAL_NODE_COMPONENTS
 from ..supervise import StartError, log
 from ..tools import NodeImages, binary
-from .cleanup import cleanup
+from .leftovers import cleanup
 from .node import OFF, Layout, RealNodeError, choose_pool, node_name, stale_nodes
 from .prepare import write_files
 
@@ -49,7 +50,8 @@ def remove_stale(ctx: Context) -> None:
     keep = ""
     if ctx.settings.started_real_node:
         keep = node_name(_pool(ctx))
-    for name in stale_nodes(ctx.kubectl.get_json("nodes"), keep):
+    listed = ctx.kubectl.run("get", "nodes", "-o", "json")
+    for name in stale_nodes(json.loads(listed.stdout), keep) if listed.returncode == 0 else []:
         if ctx.kubectl.ok("delete", "node", name):
             log(f"removed stale real node {name}")
 

@@ -29,7 +29,7 @@ CONTAINER_LOGS_DIR = Path("/var/log/containers")
 MNT_DETACH = 2
 
 
-def _mountpoints() -> list[str]:
+def mountpoints() -> list[str]:
     """Every mount point of this mount namespace (mountinfo's fifth field, its octal escapes undone)."""
     points = []
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
@@ -46,20 +46,20 @@ def _unmount_all(root: Path) -> list[str]:
     """Detach every mount at or below ROOT, deepest first; the ones still there afterwards."""
     libc = ctypes.CDLL(None, use_errno=True)
     for _ in range(5):  # a mount stacked on another shows again once the top one is gone
-        points = sorted({p for p in _mountpoints() if _under(p, root)}, key=lambda p: p.count("/"), reverse=True)
+        points = sorted({p for p in mountpoints() if _under(p, root)}, key=lambda p: p.count("/"), reverse=True)
         if not points:
             return []
         for p in points:
             libc.umount2(p.encode(), MNT_DETACH)  # a failure shows as a mount that stays
-    return sorted({p for p in _mountpoints() if _under(p, root)})
+    return sorted({p for p in mountpoints() if _under(p, root)})
 
 
-def _cgroup_roots(layout: Layout) -> list[Path]:
+def cgroup_roots(layout: Layout) -> list[Path]:
     """The node's cgroup root in every hierarchy where it exists."""
     return [r for m in cgroup_mounts() if (r := m / layout.cgroup_root.lstrip("/")).is_dir()]
 
 
-def _cgroup_pids(roots: Iterable[Path]) -> set[int]:
+def cgroup_pids(roots: Iterable[Path]) -> set[int]:
     pids: set[int] = set()
     for root in roots:
         for procs in root.rglob("cgroup.procs"):
@@ -114,8 +114,8 @@ def cleanup(layout: Layout) -> list[str]:
     """Undo what the node's processes leave (module docstring): the problems that remain (empty: none). Safe to
     run when nothing is left, and idempotent."""
     problems: list[str] = []
-    roots = _cgroup_roots(layout)
-    if left := _kill_all(lambda: _cgroup_pids(roots)):
+    roots = cgroup_roots(layout)
+    if left := _kill_all(lambda: cgroup_pids(roots)):
         problems.append(f"container processes still running: {sorted(left)}")
     if left := _kill_all(lambda: _shim_pids(layout)):
         problems.append(f"containerd shims still running: {sorted(left)}")
