@@ -62,6 +62,7 @@ KWOK plays the kubelet of every simulated node: pods bound to one become Running
 the duration they carry (annotation sim.gpu-platform.io/duration), and heartbeats every node. The
 controller-manager runs every controller a real cluster runs by default, node lifecycle and taint
 eviction included: a node that stops heartbeating or reports NotReady is tainted and its pods evicted,
+as on EKS.
 """
 
 from __future__ import annotations
