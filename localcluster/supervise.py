@@ -61,15 +61,30 @@ class Clock:
         log(f"[{int(time.monotonic() - self.started)}s] {message}")
 
 
+def _read(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 1 << 16)
+    finally:
+        os.close(fd)
+
+
+def _argv(pid: int) -> list[str] | None:
+    """The arguments of PID as /proc shows them (a zombie's: none); None when it is gone."""
+    try:
+        return _read(f"/proc/{pid}/cmdline").decode(errors="replace").split("\0")[:-1]
+    except OSError:
+        return None
+
+
 def _cmdline(pid: int) -> list[str] | None:
     """The arguments of PID; None when it is gone or a zombie."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rpartition(") ")[2][:1] in ("", "Z"):
+        if _read(f"/proc/{pid}/stat").rpartition(b") ")[2][:1] in (b"", b"Z"):
             return None
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
-    except (OSError, ValueError):
+    except OSError:
         return None
+    return _argv(pid)
 
 
 def alive(pid: int) -> bool:
@@ -188,8 +203,8 @@ class Supervisor:
         for entry in os.listdir("/proc"):
             if not entry.isdigit() or int(entry) in own:
                 continue
-            argv = _cmdline(int(entry))
-            if not argv or not self.ours(argv):
+            argv = _argv(int(entry))   # most processes are not ours: their state is not read
+            if not argv or not self.ours(argv) or _cmdline(int(entry)) is None:
                 continue
             base = Path(argv[0]).name
             if base in ALL_COMPONENTS or base in LAUNCHERS:

@@ -71,10 +71,7 @@ def test_a_process_of_the_state_directory_without_a_pid_file_is_stopped_as_a_str
     # merely mentions the directory: not one of the cluster's programs
     bystander = subprocess.Popen(["tail", "-f", str(state / "watched")], start_new_session=True)
     try:
-        deadline = time.monotonic() + 5
-        while stray.pid not in sup.strays() and time.monotonic() < deadline:
-            time.sleep(0.02)   # until it has exec'd
-        assert sup.strays() == [stray.pid]
+        assert sup.strays() == [stray.pid]   # Popen returns once it has exec'd
         sup.stop_all()
         assert stray.wait(timeout=5) is not None and bystander.poll() is None
     finally:
@@ -85,7 +82,10 @@ def test_a_process_of_the_state_directory_without_a_pid_file_is_stopped_as_a_str
 
 def test_a_component_that_exits_while_awaited_is_reported_with_its_name(state: Path) -> None:
     sup = Supervisor(Paths(state))
-    sup.launch("kueue", ["env", f"KUEUE_STATE={state}/", "false"])
+    pid = sup.launch("kueue", ["env", f"KUEUE_STATE={state}/", "false"])
+    deadline = time.monotonic() + 5
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
     with pytest.raises(StartError) as err:
         sup.wait("kueue", lambda: False, timeout=5)
     assert (str(err.value), err.value.component) == ("kueue exited", "kueue")
