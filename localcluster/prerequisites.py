@@ -9,8 +9,9 @@ controllers (or LOCAL_CLUSTER_WORKLOADS's), the real node's only with LOCAL_CLUS
 reference data, promtool or actionlint. Before a cold build it says which tools it builds and about how long that
 takes.
 
-`python -m localcluster.prerequisites [--check]`: check, then build or link the tools (--check: check only, and
-say what a build would take). Exit 0, or 2 with every missing prerequisite listed.
+`python -m localcluster.prerequisites [--check] [--engine]`: check, then build or link the tools (--check: check
+only, and say what a build would take; --engine: only the Pulumi engine, as `make down` needs). Exit 0, or 2 with
+every missing prerequisite listed.
 """
 
 from __future__ import annotations
@@ -169,29 +170,31 @@ def stack_workload_tools(env: Mapping[str, str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m localcluster.prerequisites", description=__doc__.splitlines()[0])
     p.add_argument("--check", action="store_true", help="check only; say what a build would take")
+    p.add_argument("--engine", action="store_true", help="only the Pulumi engine (no local cluster starts)")
     args = p.parse_args(argv)
     env = dict(os.environ)
-    cluster = not env.get("GPU_PLATFORM_KUBECONFIG")   # another cluster: nothing runs here
+    # Another cluster (GPU_PLATFORM_KUBECONFIG), or a command that starts none: nothing runs here.
+    cluster = not env.get("GPU_PLATFORM_KUBECONFIG") and not args.engine
     try:
         tools = needed(env, stack_workload_tools(env) if cluster else [], cluster)
     except Exception as err:  # noqa: BLE001  (an invalid stack or setting: its reason)
-        print(f"make up: error: {err}", file=sys.stderr)
+        print(f"prerequisites: error: {err}", file=sys.stderr)
         return 2
     to_build = cold(tools)
     missing = problems(env, to_build, platform.system(), os.geteuid(), shutil.which, installed_go(), cluster)
     if missing:
-        print("make up: missing prerequisites:", file=sys.stderr)
+        print("prerequisites: missing:", file=sys.stderr)
         for problem in missing:
             print(f"  - {problem}", file=sys.stderr)
         return 2
     if to_build:
-        print(f"make up: first run: building or installing {', '.join(to_build)} into the tool cache ({estimate(to_build)}; "
+        print(f"prerequisites: building or installing {', '.join(to_build)} into the tool cache, once ({estimate(to_build)}; "
               "later runs reuse them)", file=sys.stderr, flush=True)
     if args.check:
         return 0
     failed = [t for t in tools if subprocess.run([str(TOOLS_DIR / f"{t}.sh")], stdout=subprocess.DEVNULL).returncode]
     if failed:
-        print(f"make up: error: could not build or install {', '.join(failed)} (above)", file=sys.stderr)
+        print(f"prerequisites: error: could not build or install {', '.join(failed)} (above)", file=sys.stderr)
         return 1
     return 0
 

@@ -4,11 +4,12 @@ KubeletConfiguration (pure functions of the node's Layout, pool and reserves).""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-from gpu_platform.plan import Plan, PoolPlan
+from typing import TYPE_CHECKING, Any
 
 from .node import POD_SUBNET, Layout, Reserves, node_taints
+
+if TYPE_CHECKING:
+    from gpu_platform.plan import Plan, PoolPlan
 
 
 def containerd_config(layout: Layout, runc: str, cni: Path, pause_image: str, lower_oom_score: bool = True) -> str:

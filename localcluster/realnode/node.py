@@ -7,16 +7,13 @@ import hashlib
 import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_platform import conventions as cv
 from gpu_platform.errors import InputError
-from gpu_platform.nodes import spare_nodes
-from gpu_platform.plan import Plan, PoolPlan
-from gpu_platform.plan.node_reserve import (
-    DAEMONSET_CPU_MILLIS, DAEMONSET_MEMORY_MIB, EVICTION_MEMORY_MIB, MAX_PODS_PER_NODE, instance_allocatable,
-    kube_reserved_cpu_millis, kube_reserved_memory_mib,
-)
+
+if TYPE_CHECKING:  # the plan's modules load when a node is decided, not when the driver only stops or asks
+    from gpu_platform.plan import Plan, PoolPlan
 
 # What `kubectl get nodes -L gpu-platform.io/node-kind` shows: "real" here (conventions).
 NODE_KIND_LABEL = cv.NODE_KIND_LABEL
@@ -67,6 +64,11 @@ def kubelet_reserves(pool: PoolPlan, vcpus: int) -> Reserves:
     on that instance type), its hard eviction threshold, and the platform's daemonset budget as system-reserved: no
     daemonset runs on this node, as none runs on the simulated ones (gpu_platform/nodes.py), so its pods get the
     room they would have beside the daemonsets on EKS."""
+    from gpu_platform.plan.node_reserve import (
+        DAEMONSET_CPU_MILLIS, DAEMONSET_MEMORY_MIB, EVICTION_MEMORY_MIB, MAX_PODS_PER_NODE, instance_allocatable,
+        kube_reserved_cpu_millis, kube_reserved_memory_mib,
+    )
+
     return Reserves(
         kube_cpu_millis=kube_reserved_cpu_millis(vcpus),
         kube_memory_mib=kube_reserved_memory_mib(instance_allocatable(pool.instance_type).eni_max_pods),
@@ -98,6 +100,8 @@ def node_name(pool: PoolPlan) -> str:
 def node_labels(plan: Plan, pool: PoolPlan) -> dict[str, str]:
     """The labels the pool's next simulated node carries (gpu_platform.nodes.spare_nodes: the pool's labels, its
     instance type, zone and topology levels), less those the kubelet sets itself, plus NODE_KIND_LABEL."""
+    from gpu_platform.nodes import spare_nodes
+
     labels = dict(spare_nodes(plan, {pool.name: 1})[0]["metadata"]["labels"])
     for own in ("kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch"):
         labels.pop(own, None)
@@ -106,6 +110,8 @@ def node_labels(plan: Plan, pool: PoolPlan) -> dict[str, str]:
 
 
 def node_taints(plan: Plan, pool: PoolPlan) -> list[dict[str, str]]:
+    from gpu_platform.nodes import spare_nodes
+
     return list(spare_nodes(plan, {pool.name: 1})[0]["spec"]["taints"])
 
 

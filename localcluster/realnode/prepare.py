@@ -10,11 +10,9 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import yaml
-
-from gpu_platform.plan import Plan, PoolPlan
 
 from .config import cni_config, containerd_config, kubelet_config
 from .machine import can_lower_oom_score, cgroup_mounts, cni_dir, ip, machine_capacity, preflight
@@ -22,6 +20,9 @@ from .node import (
     NODE_KIND_LABEL, NODE_KIND_REAL, POD_SUBNET, Layout, RealNodeError, Reserves, choose_pool, fit_problem,
     kubelet_reserves, node_labels, node_name,
 )
+
+if TYPE_CHECKING:
+    from gpu_platform.plan import Plan, PoolPlan
 
 
 @dataclass(frozen=True)
