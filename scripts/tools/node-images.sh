@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ensure the images the local cluster's real node runs (localcluster/realnode imports them into its
+# Ensure the images the local cluster's real node runs (localcluster/realnode.py imports them into its
 # containerd) are in the tool cache as OCI archives, built on this machine without a registry:
 #   busybox.oci.tar  the job template's default image (gpu_platform/jobs.py DEFAULT_IMAGE, fully qualified as the
 #                    image allowlist reads it): Debian's busybox-static package, its applets linked in /bin
