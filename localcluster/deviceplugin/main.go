@@ -1,6 +1,6 @@
 // Command gpu-device-plugin advertises a GPU pool's resource on the local cluster's real node through the
 // kubelet's device-plugin API, so that the real kubelet admits, counts and releases GPU pods as it does with
-// NVIDIA's plugin on EKS (localcluster/realnode starts it; docs/local-cluster.md).
+// NVIDIA's plugin on EKS (localcluster/realnode.py starts it; docs/local-cluster.md).
 //
 // There is no GPU behind the devices: each is a name. Allocate answers what NVIDIA's plugin answers under its
 // default envvar strategy, the devices' IDs in NVIDIA_VISIBLE_DEVICES, and nothing else (no device node, no
