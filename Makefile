@@ -68,7 +68,7 @@ test-live: venv toolchain  ## queues, preemption and tenants on the live local c
 test-faults: venv toolchain  ## killed, failed and concurrent ups, controller restarts, drift, secrets (live local cluster)
 	$(PY) -m pytest -q tests/faults
 
-test: venv toolchain  ## every layer: the fast ones, then the cluster layers in three lanes (scripts/run-tests)
+test: venv toolchain  ## every layer: the fast ones, then the cluster layers in four lanes (scripts/run-tests)
 	$(PY) scripts/run-tests
 
 preview: venv $(ENGINE)  ## real `pulumi preview` of STACK with the policy pack

@@ -57,6 +57,8 @@ import yaml
 
 from bench.common import report_figures, tools_missing
 from bench.engine import NO_ADDONS
+from bench.kueue_baseline import (BORROWING_LIMIT, CLASSES, COHORTS, NOMINAL, QUEUES_PER_COHORT, Record,
+                                   WorkloadClass, counts_at, expected_at, figures)
 from bench.seed_stack import seed_config
 from gpu_platform.jobs import JobRequest, job
 from gpu_platform import conventions as cv
@@ -87,32 +89,8 @@ TOOLS = ("pulumi", "kube-apiserver", "kube-scheduler", "kueue", "kwok", "etcd")
 WORKLOADS = "/apis/kueue.x-k8s.io/v1beta2/workloads"
 VAP_BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
 
-# Kueue's baseline (kubernetes-sigs/kueue v0.19.2, test/performance/scheduler/configs/baseline/generator.yaml):
-# 5 cohorts x 6 ClusterQueues, nominalQuota 20, borrowingLimit 100, reclaimWithinCohort Any, withinClusterQueue
-# LowerPriority; per ClusterQueue three workload sets.
-COHORTS = 5
-QUEUES_PER_COHORT = 6
-NOMINAL = 20
-BORROWING_LIMIT = 100
-
-
-@dataclass(frozen=True)
-class WorkloadClass:
-    name: str
-    count: int            # per ClusterQueue
-    interval_ms: int      # creationIntervalMs: the generator sleeps this long before each creation
-    runtime_ms: int
-    units: int            # request (Kueue's runner asks for cpu; here the pool's units)
-    priority: str         # the platform's priority of the same rank as Kueue's 50 / 100 / 200
-    budget_avg_s: float   # rangespec.yaml wlClassesMaxAvgTimeToAdmissionMs
-
-
-CLASSES = (
-    WorkloadClass("small", 350, 100, 200, 1, "development", 260.0),
-    WorkloadClass("medium", 100, 500, 500, 5, "research", 90.0),
-    WorkloadClass("large", 50, 1200, 1000, 20, "training", 23.0),
-)
-BUDGET_WALL_S = 425.0  # rangespec.yaml cmd.maxWallMs
+# Kueue's baseline (its 5 cohorts x 6 ClusterQueues, the three workload classes and their budgets) and the
+# figures its checker reads: bench/kueue_baseline.py, shared with the bare-Kueue replay.
 BASELINE_POOL = "kueue-baseline"
 # MIG 1g.10gb on p4de.24xlarge: 56 units a node, so the large class's 20-unit pod fits on one node (a
 # time-sliced pool refuses more than one replica per container, components/admission.py). 12 nodes = 672
@@ -280,16 +258,6 @@ def cpu_seconds(state: Path) -> dict[str, float]:
 # the replay
 
 @dataclass
-class Record:
-    cls: str
-    created: float | None = None      # the client's POST returned
-    first_seen: float | None = None   # the Workload first seen (Kueue's recorder: its first event)
-    admitted: float | None = None     # last transition to Admitted
-    finished: float | None = None
-    evictions: int = 0
-
-
-@dataclass
 class Replay:
     client: Client
     plan: Any
@@ -300,10 +268,10 @@ class Replay:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def counts(self) -> dict[str, int]:
-        return {c.name: max(1, round(c.count * self.fraction)) for c in CLASSES}
+        return counts_at(self.fraction)
 
     def expected(self) -> int:
-        return sum(self.counts().values()) * COHORTS * QUEUES_PER_COHORT
+        return expected_at(self.fraction)
 
     def _job(self, team: str, c: WorkloadClass, index: int) -> dict[str, Any]:
         (obj,) = job(self.plan, JobRequest(team=team, pool=BASELINE_POOL, gpus=c.units, priority=c.priority,
@@ -393,29 +361,9 @@ class Replay:
                 progress(f"replay {self.tag}: created {sum(r.created is not None for r in recs)}/{expected}, "
                          f"admitted {sum(r.admitted is not None for r in recs)}, finished {done}, "
                          f"{now - start:.0f}s, ETA {eta:.0f}s (load {load()})")
-        wall = max((r.finished for r in recs if r.finished), default=now) - start
         stop.set()
-        per_class: dict[str, Any] = {}
-        for c in CLASSES:
-            waits = [r.admitted - r.first_seen for r in recs if r.cls == c.name and r.admitted and r.first_seen]
-            user = [r.admitted - r.created for r in recs if r.cls == c.name and r.admitted and r.created]
-            budget = c.budget_avg_s * self.fraction
-            avg = sum(waits) / len(waits) if waits else None
-            per_class[c.name] = {
-                "workloads": sum(r.cls == c.name for r in recs), "admitted": len(waits),
-                "avg_time_to_admission_s": round(avg, 2) if avg is not None else None,
-                "avg_submit_to_admitted_s": round(sum(user) / len(user), 2) if user else None,
-                "budget_s": round(budget, 2),
-                "ratio_to_budget": round(avg / budget, 2) if avg is not None else None,
-            }
-        return {
-            "workloads": len(recs), "expected": expected, "finished": sum(r.finished is not None for r in recs),
-            "evictions": sum(r.evictions for r in recs), "create_errors": len(self.errors),
-            "first_errors": self.errors[:3],
-            "wall_s": round(wall, 1), "wall_budget_s": round(BUDGET_WALL_S * self.fraction, 1),
-            "wall_ratio_to_budget": round(wall / (BUDGET_WALL_S * self.fraction), 2),
-            "classes": per_class,
-        }
+        return {**figures(recs, start, now, self.fraction, expected), "create_errors": len(self.errors),
+                "first_errors": self.errors[:3]}
 
 
 def clean(client: Client, plan: Any, timeout: float = 300) -> None:

@@ -89,7 +89,8 @@ def network_interfaces(pool: PoolPlan) -> list[dict[str, Any]]:
 
 
 def node_class(plan: Plan, pool: PoolPlan, node_role: pulumi.Input[str],
-               security_group_id: pulumi.Input[str], efa_security_group_id: pulumi.Input[str] | None = None) -> dict[str, Any]:
+               security_group_id: pulumi.Input[str], efa_security_group_id: pulumi.Input[str] | None = None,
+               subnet_ids: Sequence[pulumi.Input[str]] | None = None) -> dict[str, Any]:
     """The EC2NodeClass: AMI family and pinned alias, the cluster's subnets (the zone requirement picks among
     them) and security group, the reservation by id, IMDSv2, volumes, instance store RAID0, EFA interfaces and
     the pool's cost tags on every instance, volume and interface Karpenter launches. An EFA pool's nodes also
@@ -104,7 +105,8 @@ def node_class(plan: Plan, pool: PoolPlan, node_role: pulumi.Input[str],
         "role": node_role,
         "amiFamily": k.ami_family,
         "amiSelectorTerms": [{"alias": k.ami_alias}],
-        "subnetSelectorTerms": [{"id": s} for s in plan.cluster.subnet_ids],
+        # cluster.subnetIds, or the private subnets of the VPC made here (ClusterAccess.subnet_ids)
+        "subnetSelectorTerms": [{"id": s} for s in (plan.cluster.subnet_ids if subnet_ids is None else subnet_ids)],
         "securityGroupSelectorTerms": [{"id": g} for g in groups],
         "metadataOptions": {
             "httpEndpoint": "enabled",
@@ -276,7 +278,8 @@ class KarpenterNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, plan: Plan, pool: PoolPlan, node_role: pulumi.Input[str],
                  security_group_id: pulumi.Input[str], crds: Sequence[pulumi.Resource],
-                 opts: pulumi.ResourceOptions | None = None, efa_security_group_id: pulumi.Input[str] | None = None):
+                 opts: pulumi.ResourceOptions | None = None, efa_security_group_id: pulumi.Input[str] | None = None,
+                 subnet_ids: Sequence[pulumi.Input[str]] | None = None):
         super().__init__("gpu-platform:karpenter:KarpenterNodePool", name, None, opts)
         self.pool = pool
         depends: list[pulumi.Resource] = list(crds)
@@ -288,7 +291,7 @@ class KarpenterNodePool(pulumi.ComponentResource):
             )
             depends.append(self.placement_group)
         self.node_class = KubeObject(
-            f"{name}-nodeclass", node_class(plan, pool, node_role, security_group_id, efa_security_group_id),
+            f"{name}-nodeclass", node_class(plan, pool, node_role, security_group_id, efa_security_group_id, subnet_ids),
             opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
         )
         self.node_pool = KubeObject(
@@ -413,6 +416,7 @@ class Karpenter(pulumi.ComponentResource):
                 f"karpenter-{pool.name}", plan, pool, self.node_role.name, cluster.security_group_id,
                 [self.crds, *node_policies, self.access_entry], opts=child,
                 efa_security_group_id=cluster.efa_security_group_id,
+                subnet_ids=list(cluster.subnet_ids),
             )
             for pool in plan.karpenter_pools
         }

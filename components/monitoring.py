@@ -24,6 +24,7 @@ import pulumi_kubernetes as k8s
 
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
+from gpu_platform.plan.scrape_jobs import service_monitor_endpoint, source
 
 from . import alerts, dashboards
 from .gpu_operator import DCGM_METRICS_KEY
@@ -39,8 +40,6 @@ KUEUE_SERVICE_MONITOR_NAME = "kueue"
 # other selector labels and also names its port https, hence the component label in the selector.
 KUEUE_CHART_NAME = "kueue"
 KUEUE_METRICS_COMPONENT = "metrics-service"
-KUEUE_METRICS_PORT = "https"
-SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +58,7 @@ DCGM_FIELDS: tuple[DcgmField, ...] = (
     # Utilization and profiling (DCP metrics are ratios 0..1).
     DcgmField("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
     DcgmField("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
-    DcgmField("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active."),
+    DcgmField(cv.BUSY_FIELD, "gauge", "Ratio of time the graphics engine is active."),
     DcgmField("DCGM_FI_PROF_SM_ACTIVE", "gauge", "The ratio of cycles an SM has at least 1 warp assigned."),
     DcgmField("DCGM_FI_PROF_SM_OCCUPANCY", "gauge", "The ratio of number of warps resident on an SM."),
     DcgmField("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
@@ -67,7 +66,7 @@ DCGM_FIELDS: tuple[DcgmField, ...] = (
               "Ratio of cycles the device memory interface is active sending or receiving data."),
     # Memory.
     DcgmField("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
-    DcgmField("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
+    DcgmField(cv.HELD_FIELD, "gauge", "Framebuffer memory used (in MiB)."),
     # Clocks and clock-event (throttle) reasons.
     DcgmField("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
     DcgmField("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
@@ -118,6 +117,9 @@ def dcgm_metrics_csv() -> str:
 
 
 def kueue_service_monitor_spec() -> dict[str, Any]:
+    """Kueue's ServiceMonitor: its endpoint is Kueue's scrape job, the one the managed collector and the live local
+    cluster run too (gpu_platform/plan/scrape_jobs.py: https with Kueue's self-signed certificate not verified, as the
+    Kueue chart's own ServiceMonitor does unless cert-manager is on, and the scraper's ServiceAccount token)."""
     return {
         "namespaceSelector": {"matchNames": [cv.KUEUE_NAMESPACE]},
         "selector": {"matchLabels": {
@@ -125,15 +127,7 @@ def kueue_service_monitor_spec() -> dict[str, Any]:
             cv.APP_INSTANCE: cv.KUEUE_RELEASE_NAME,
             cv.COMPONENT: KUEUE_METRICS_COMPONENT,
         }},
-        "endpoints": [{
-            "port": KUEUE_METRICS_PORT,
-            "scheme": "https",
-            "path": "/metrics",
-            "bearerTokenFile": SERVICE_ACCOUNT_TOKEN,
-            # Kueue's metrics certificate is self-signed unless cert-manager is enabled (chart default
-            # metrics.serviceMonitor.tlsConfig.insecureSkipVerify: true).
-            "tlsConfig": {"insecureSkipVerify": True},
-        }],
+        "endpoints": [service_monitor_endpoint(source(cv.KUEUE_JOB))],
     }
 
 

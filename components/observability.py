@@ -37,11 +37,12 @@ from gpu_platform import conventions as cv
 from gpu_platform.karpenter import partition
 from gpu_platform.plan import Plan
 from gpu_platform.plan.monitoring import (
-    CHART_REPO, KSM_CHART, KSM_METRIC_LABELS_ALLOWLIST, KSM_RELEASE_NAME, KSM_WORKLOAD_RBAC,
+    CHART_REPO, KSM_CHART, KSM_METRIC_LABELS_ALLOWLIST, KSM_WORKLOAD_RBAC,
     KUBE_PROMETHEUS_STACK_CHART, MODE_IN_CLUSTER, MODE_MANAGED, MonitoringPlan, alertmanager_config,
     amp_alert_manager_definition, amp_scraper_alias, amp_workspace_alias, ksm_custom_resource_state,
     metrics_reader_policy_name, scrape_configuration,
 )
+from gpu_platform.plan.scrape_jobs import source
 
 from . import alerts, dashboards
 from .node_pools.cluster import ClusterAccess
@@ -60,8 +61,11 @@ QUERY_ACTIONS: tuple[str, ...] = ("aps:GetLabels", "aps:GetMetricMetadata", "aps
 
 def ksm_values(m: MonitoringPlan) -> dict[str, Any]:
     """kube-state-metrics chart values (8.4.0 keys): the allowlist, the Workloads' custom resource state and the
-    RBAC to list and watch them, on the system pool."""
+    RBAC to list and watch them, on the system pool; its ServiceMonitor (in-cluster) with the honor_labels of
+    kube-state-metrics' scrape job (gpu_platform/plan/scrape_jobs.py, the managed collector's and the live local
+    cluster's too)."""
     return {
+        "prometheus": {"monitor": {"http": {"honorLabels": source(cv.KSM_JOB, m.namespace).honor_labels}}},
         "metricLabelsAllowlist": list(KSM_METRIC_LABELS_ALLOWLIST),
         "customResourceState": {"enabled": True, "config": ksm_custom_resource_state()},
         "rbac": {"extraRules": [dict(r) for r in KSM_WORKLOAD_RBAC]},
@@ -176,9 +180,9 @@ class Observability(pulumi.ComponentResource):
         if m.mode == MODE_MANAGED and self.ksm is None:
             self.values = ksm_values(m)
             self.ksm = k8s.helm.v3.Release(
-                KSM_RELEASE_NAME, name=KSM_RELEASE_NAME, chart=KSM_CHART, version=m.ksm_chart_version,
+                cv.KSM_RELEASE_NAME, name=cv.KSM_RELEASE_NAME, chart=KSM_CHART, version=m.ksm_chart_version,
                 repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=CHART_REPO), namespace=m.namespace,
-                create_namespace=False, values={**self.values, "fullnameOverride": KSM_RELEASE_NAME}, opts=child)
+                create_namespace=False, values={**self.values, "fullnameOverride": cv.KSM_RELEASE_NAME}, opts=child)
 
     # -- managed ---------------------------------------------------------------------------------------
 
@@ -204,7 +208,7 @@ class Observability(pulumi.ComponentResource):
         self.scraper = aws.amp.Scraper(
             "monitoring-collector", alias=amp_scraper_alias(m.cluster),
             source=aws.amp.ScraperSourceArgs(eks=aws.amp.ScraperSourceEksArgs(
-                cluster_arn=cluster_arn, subnet_ids=list(plan.cluster.subnet_ids),
+                cluster_arn=cluster_arn, subnet_ids=list(cluster.subnet_ids),
                 # the cluster security group, which the nodes' interfaces carry: the collector reaches the pods
                 security_group_ids=[cluster.security_group_id])),
             destination=aws.amp.ScraperDestinationArgs(amp=aws.amp.ScraperDestinationAmpArgs(

@@ -15,6 +15,7 @@ from gpu_platform.plan import Plan
 from .admission import Admission
 from .autoscaler import ClusterAutoscaler, provisioning_request_crd
 from .efa import EfaDevicePlugin
+from .foundation import CiRoles, ClusterNetwork
 from .gpu_operator import GpuOperator
 from .karpenter import Karpenter
 from .monitoring import Monitoring
@@ -94,7 +95,15 @@ class GpuPlatform(pulumi.ComponentResource):
         self.plan = plan
         child = pulumi.ResourceOptions(parent=self)
 
-        self.eks_cluster = EksCluster("node-pools", plan, opts=child) if plan.cluster.provider == "eks" else None
+        # A fresh account's VPC (cluster.vpc) first: the created cluster and its node groups go in its subnets.
+        self.network = ClusterNetwork("network", plan, plan.cluster.vpc, opts=child) if plan.cluster.vpc else None
+        self.eks_cluster = (EksCluster("node-pools", plan, opts=child, network=self.network)
+                            if plan.cluster.provider == "eks" else None)
+        # The GitHub Actions roles and their access entries (cluster.ci), once the cluster exists.
+        self.ci: CiRoles | None = None
+        if plan.cluster.ci is not None and self.eks_cluster is not None:
+            self.ci = CiRoles("ci", plan, plan.cluster.ci, self.eks_cluster.access.name, self.eks_cluster.cluster_ready,
+                              opts=child)
         kubeconfig = kube.kubeconfig
         if kubeconfig is None and self.eks_cluster is not None:
             kubeconfig = self.eks_cluster.kubeconfig
@@ -159,7 +168,8 @@ class GpuPlatform(pulumi.ComponentResource):
             "pools": {p.name: {"capacityUnits": p.capacity_units, "resource": p.resource_name} for p in self.plan.pools},
             "teams": {t.name: {"namespaces": list(t.namespaces), "clusterQueue": t.cluster_queue} for t in self.plan.teams},
         }
-        for part in (self.eks_cluster, self.operator, self.queues, self.tenancy, self.monitoring, self.admission,
+        for part in (self.network, self.eks_cluster, self.ci, self.operator, self.queues, self.tenancy, self.monitoring,
+                     self.admission,
                      self.efa, self.karpenter, self.storage, self.workload_controllers, self.autoscaler,
                      self.observability):
             if part is not None:

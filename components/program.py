@@ -10,11 +10,14 @@ import gc
 import os
 
 import pulumi
+from pulumi.runtime.mocks import MockMonitor
 
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan, build_plan
+from gpu_platform.errors import Problem
 from gpu_platform.spec import SpecError
 from gpu_platform.spec.loading import load_stack_platform
+from gpu_platform.spec.placeholders import deploy_problems
 from gpu_platform.stack_split import PLATFORM, TENANTS, StackPart, plan_for, stack_part
 
 from .platform import GpuPlatform, KubeAccess
@@ -37,10 +40,28 @@ def load() -> tuple[Plan, StackPart]:
         raise pulumi.RunError(f"gpu-platform:{cv.MULTIKUEUE_ROLE_CONFIG} is {role!r}; valid: {', '.join(cv.MULTIKUEUE_ROLES)}")
     try:
         spec, region = load_stack_platform(raw, configured_region)
+        if deploying():
+            refuse_placeholders(raw)
         return build_plan(spec, region, role), stack_part(spec, pulumi.get_stack(), pulumi.get_project())
     except SpecError as err:
         lines = "\n".join(f"  {p}" for p in err.problems)
         raise pulumi.RunError(f"invalid gpu-platform:platform ({len(err.problems)} problem(s)):\n{lines}") from None
+
+
+def deploying() -> bool:
+    """`pulumi up` (and `destroy --run-program`) on a real engine: not a preview, and not the mocks `render`, the
+    policy check and the tests run the program under, which show what the committed stacks would make."""
+    return not pulumi.runtime.is_dry_run() and not isinstance(pulumi.runtime.settings.get_monitor(), MockMonitor)
+
+
+def refuse_placeholders(raw: object) -> None:
+    """A stack still holding the documentation's stand-ins is not deployed (gpu_platform/spec/placeholders.py):
+    refused at `up`, before anything is registered, naming each field (docs/architecture.md, "Placeholders are
+    refused at deploy, not at preview")."""
+    problems = deploy_problems(raw)
+    if problems:
+        raise SpecError([*problems, Problem("", "placeholders are refused at `pulumi up` (previews and `plan` show "
+                                                "them): `python -m platform_cli validate --deploy` lists them")])
 
 
 def run() -> None:

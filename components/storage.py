@@ -313,6 +313,22 @@ class Storage(pulumi.ComponentResource):
 
     # -- shared file systems -----------------------------------------------------------------------------
 
+    def _subnet_in_zone(self, fs: FileSystemPlan) -> pulumi.Output[str]:
+        """One of cluster.subnetIds in the file system's zone (a Lustre file system has one subnet: pulumi-aws 7's
+        subnet_ids is a single string)."""
+        subnets = aws.ec2.get_subnets_output(filters=[
+            aws.ec2.GetSubnetsFilterArgs(name="subnet-id", values=list(self.plan.cluster.subnet_ids)),
+            aws.ec2.GetSubnetsFilterArgs(name="availability-zone", values=[fs.availability_zone]),
+        ], opts=pulumi.InvokeOutputOptions(parent=self))
+
+        def one_subnet(ids: Sequence[str] | None) -> str:
+            if not ids:
+                raise ValueError(f"data.fileSystems {fs.name!r}: none of cluster.subnetIds is in {fs.availability_zone!r} "
+                                 f"(pool {fs.pool!r}'s zone); add a subnet in that zone to cluster.subnetIds")
+            return sorted(ids)[0]  # a Lustre file system has one subnet (CreateFileSystem.SubnetIds, Lustre: one)
+
+        return subnets.ids.apply(one_subnet)
+
     def _file_system(self, fs: FileSystemPlan, cluster: ClusterAccess, namespaces: Mapping[str, pulumi.Resource]) -> None:
         d = self.data
         child = pulumi.ResourceOptions(parent=self)
@@ -339,20 +355,16 @@ class Storage(pulumi.ComponentResource):
                 f"{prefix}-nodes-in-{ports}", security_group_id=cluster.security_group_id,
                 referenced_security_group_id=group.id, ip_protocol="tcp", from_port=low, to_port=high, tags=tags,
                 description=f"Lustre TCP {ports} from FSx {fs.name}", opts=child)
-        subnets = aws.ec2.get_subnets_output(filters=[
-            aws.ec2.GetSubnetsFilterArgs(name="subnet-id", values=list(self.plan.cluster.subnet_ids)),
-            aws.ec2.GetSubnetsFilterArgs(name="availability-zone", values=[fs.availability_zone]),
-        ], opts=pulumi.InvokeOutputOptions(parent=self))
-
-        def one_subnet(ids: Sequence[str] | None) -> str:
-            if not ids:
-                raise ValueError(f"data.fileSystems {fs.name!r}: none of cluster.subnetIds is in {fs.availability_zone!r} "
-                                 f"(pool {fs.pool!r}'s zone); add a subnet in that zone to cluster.subnetIds")
-            return sorted(ids)[0]  # a Lustre file system has one subnet (CreateFileSystem.SubnetIds, Lustre: one)
+        # A VPC made here knows its zone's subnet (components/foundation); given subnets are looked up by zone.
+        subnet: pulumi.Input[str]
+        if cluster.zone_subnets is not None:
+            subnet = cluster.zone_subnets[fs.availability_zone]
+        else:
+            subnet = self._subnet_in_zone(fs)
 
         keep = pulumi.ResourceOptions(parent=self, retain_on_delete=self.plan.environment == "prod")
         lustre = aws.fsx.LustreFileSystem(
-            prefix, subnet_ids=subnets.ids.apply(one_subnet), security_group_ids=[group.id],
+            prefix, subnet_ids=subnet, security_group_ids=[group.id],
             deployment_type=fs.deployment_type, storage_capacity=fs.storage_capacity_gib,
             per_unit_storage_throughput=fs.per_unit_storage_throughput, file_system_type_version=LUSTRE_VERSION,
             tags=tags, opts=keep)

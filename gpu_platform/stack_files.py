@@ -73,6 +73,16 @@ def load(path: Path) -> tuple[Platform, str | None]:
     return load_platform(doc), None
 
 
+def platform_value(stack: str | None, file: str | None) -> Any:
+    """The `gpu-platform:platform` value as written in a stack file (or a file holding just the value)."""
+    doc = read_yaml(stack_file(stack) if stack else Path(file))  # type: ignore[arg-type]
+    if isinstance(doc, dict) and isinstance(doc.get("config"), dict):
+        return doc["config"].get(CONFIG_KEY)
+    if isinstance(doc, dict) and CONFIG_KEY in doc:
+        return doc[CONFIG_KEY]
+    return doc
+
+
 def load_plan(stack: str | None, file: str | None) -> tuple[str, Plan]:
     """(name, plan) of a stack (by name or path) or of a file; the name is what messages call it."""
     path = stack_file(stack) if stack else Path(file)  # type: ignore[arg-type]

@@ -146,6 +146,12 @@ class _RecordingMonitor(pmocks.MockMonitor):
     def __init__(self, mocks: pmocks.Mocks):
         super().__init__(mocks)
         self.recorded: list[Recorded] = []
+        # The data sources the program read (deployer-policy maps them to the IAM actions they call).
+        self.invoked: set[str] = set()
+
+    def Invoke(self, request):
+        self.invoked.add(request.tok)
+        return super().Invoke(request)
 
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
@@ -177,6 +183,7 @@ class _RecordingMonitor(pmocks.MockMonitor):
 @dataclass
 class Rendered:
     resources: list[Recorded]
+    invokes: frozenset[str] = frozenset()
 
     @property
     def custom(self) -> list[Recorded]:
@@ -229,7 +236,7 @@ def run_program(
         if collecting:
             gc.enable()
         pulumi.runtime.set_all_config({}, secret_keys=[])
-    return Rendered(resources=monitor.recorded)
+    return Rendered(resources=monitor.recorded, invokes=frozenset(monitor.invoked))
 
 
 def write(rendered: Rendered, out: Path) -> tuple[Path, int]:

@@ -47,4 +47,5 @@ def render_parts(program: Callable[[], None], config: dict[str, Any], project: s
 
 def union(rendered: dict[str, Rendered]) -> Rendered:
     """Every part's resources in one render (each part's own provider included)."""
-    return Rendered(resources=[r for part in rendered.values() for r in part.resources])
+    return Rendered(resources=[r for part in rendered.values() for r in part.resources],
+                    invokes=frozenset().union(*(part.invokes for part in rendered.values())))

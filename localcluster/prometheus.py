@@ -12,10 +12,15 @@ runs as a host process of scripts/local-cluster, like Kueue. It scrapes:
   /metrics, as kube-prometheus-stack's Prometheus is on a real cluster, and TLS is not verified, as the
   stack's own Kueue ServiceMonitor does (components/monitoring.kueue_service_monitor_spec);
 - the GPU telemetry process (localcluster/telemetry.py): one dcgm-exporter target per simulated GPU node
-  through HTTP service discovery, and the kube-state-metrics families the rules read; both with
-  honor_labels, as the GPU Operator's ServiceMonitor (components/gpu_operator: honorLabels) and
-  kube-prometheus-stack's kube-state-metrics ServiceMonitor set it;
+  through HTTP service discovery, and the kube-state-metrics families the rules read;
 - Karpenter's metrics (plain HTTP) and Prometheus itself.
+
+The jobs of Kueue, dcgm-exporter and kube-state-metrics are the ones EKS gets, from the same code
+(gpu_platform/plan/scrape_jobs.py: the managed collector's jobs, and the ServiceMonitors of kube-prometheus-stack):
+the same job names, honor_labels, TLS settings and relabelings. Only how targets are found differs: static and HTTP
+discovery of the local processes instead of Kubernetes endpoints discovery, each target carrying the discovery labels
+Kubernetes would give it (scrape_jobs.discovery_labels), so the same relabelings give it the same labels. A drift
+fails tests/unit/gpu_platform/test_scrape_jobs.py.
 
 Its rule file is the PrometheusRule the stack deploys, rendered from the plan: components/alerts.rule_file,
 the same groups tests/promtool checks and the Monitoring component puts in the PrometheusRule's spec.
@@ -34,7 +39,7 @@ import yaml
 from components import alerts
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
-from gpu_platform.plan.monitoring import DCGM_JOB, KSM_JOB, KUEUE_METRICS_SERVICE, SCRAPE_JOB_SETTINGS
+from gpu_platform.plan.scrape_jobs import discovery_labels, prometheus_job, source
 
 from .api import ApiError, Client
 
@@ -64,11 +69,12 @@ CONFIG_FILE = "prometheus.yml"
 SCRAPER = "gpu-platform-prometheus"
 SCRAPER_NAMESPACE = "kube-system"
 TOKEN_SECRET = f"{SCRAPER}-token"
-# Job names as a ServiceMonitor would give them (the Service's name): what dashboards and rules could filter on.
-# They, and each job's settings, are the ones EKS gets (gpu_platform/plan/monitoring.SCRAPE_JOB_SETTINGS: the managed
-# collector's jobs and kube-prometheus-stack's ServiceMonitors); only how the targets are found differs here.
-KUEUE_JOB = KUEUE_METRICS_SERVICE
+# The report's sources' jobs (gpu_platform/conventions/monitoring.py), and the local cluster's own.
+KUEUE_JOB, DCGM_JOB, KSM_JOB = cv.KUEUE_JOB, cv.DCGM_JOB, cv.KSM_JOB
 KARPENTER_JOB = "karpenter"
+PROMETHEUS_JOB = "prometheus"
+# Where the telemetry serves what kube-state-metrics would (localcluster/telemetry_server.py).
+KSM_METRICS_PATH = "/ksm/metrics"
 TOKEN_WAIT_SECONDS = 60
 
 
@@ -122,17 +128,21 @@ def scrape_token(client: Client, timeout: float = TOKEN_WAIT_SECONDS) -> str:
 
 def config(*, kueue_metrics: str, telemetry: str, prometheus: str, karpenter_metrics: str | None,
            token_file: Path, rule_file: Path) -> dict[str, Any]:
-    """prometheus.yml (Prometheus 3 configuration file format)."""
+    """prometheus.yml (Prometheus 3 configuration file format). Kueue, dcgm-exporter and kube-state-metrics are
+    scraped with EKS's jobs (gpu_platform/plan/scrape_jobs.prometheus_job): Kueue and kube-state-metrics (the
+    telemetry) at static addresses, labelled as Kubernetes would discover their Services' endpoints (host processes:
+    no pod, no node); dcgm-exporter's targets from the telemetry's HTTP discovery, which labels each as its pod's
+    endpoint (localcluster/telemetry.py, targets)."""
     scrape_interval, evaluation_interval = intervals()
+    kueue, dcgm, ksm = source(KUEUE_JOB), source(DCGM_JOB), source(KSM_JOB)
     scrape: list[dict[str, Any]] = [
-        {"job_name": KUEUE_JOB, **SCRAPE_JOB_SETTINGS[KUEUE_JOB],
-         "authorization": {"credentials_file": str(token_file)},
-         "static_configs": [{"targets": [kueue_metrics], "labels": {"namespace": cv.KUEUE_NAMESPACE}}]},
-        {"job_name": DCGM_JOB, **SCRAPE_JOB_SETTINGS[DCGM_JOB],
+        {**prometheus_job(kueue, token_file=str(token_file)),
+         "static_configs": [{"targets": [kueue_metrics], "labels": discovery_labels(kueue)}]},
+        {**prometheus_job(dcgm),
          "http_sd_configs": [{"url": f"http://{telemetry}/targets", "refresh_interval": scrape_interval}]},
-        {"job_name": KSM_JOB, **SCRAPE_JOB_SETTINGS[KSM_JOB], "metrics_path": "/ksm/metrics",
-         "static_configs": [{"targets": [telemetry]}]},
-        {"job_name": "prometheus", "static_configs": [{"targets": [prometheus]}]},
+        {**prometheus_job(ksm),
+         "static_configs": [{"targets": [telemetry], "labels": discovery_labels(ksm, metrics_path=KSM_METRICS_PATH)}]},
+        {"job_name": PROMETHEUS_JOB, "static_configs": [{"targets": [prometheus]}]},
     ]
     if karpenter_metrics:
         scrape.append({"job_name": KARPENTER_JOB, "static_configs": [{"targets": [karpenter_metrics]}]})

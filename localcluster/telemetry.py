@@ -18,11 +18,14 @@ and cannot tell (docs/report.md, "How the local cluster measures GPUs"):
   (PR #594), and framebuffer used and GPU utilization are per process too: the device's own series plus one per
   pod with `pod_uid`, reading 0 (PER_PROCESS_FIELDS). A failed node (SIM_NODE_FAILED_ANNOTATION) answers 503:
   its exporter target is down;
-- `/targets`: Prometheus HTTP service discovery, one target per GPU node with the labels the GPU Operator's
-  ServiceMonitor gives an exporter pod's target (node, from the stack's relabeling; the exporter's own
-  namespace, pod and container, which honor_labels lets a workload's labels override);
+- `/targets`: Prometheus HTTP service discovery, one target per GPU node with the labels Kubernetes endpoints
+  discovery gives the exporter pod's endpoint of the GPU Operator's Service (gpu_platform/plan/scrape_jobs.py,
+  discovery_labels): the local Prometheus runs EKS's dcgm-exporter job on them, whose relabelings make them the
+  target's namespace, service, pod, container, endpoint and node (which honor_labels lets a workload's labels
+  override);
 - `/ksm/metrics`: the kube-state-metrics families the rules read, with its names and labels
-  (kubernetes/kube-state-metrics internal/store/node.go, pod.go, job.go): kube_node_labels and kube_pod_labels
+  (kubernetes/kube-state-metrics internal/store/node.go, pod.go, job.go): kube_node_info (what report --check
+  counts nodes by), kube_node_labels and kube_pod_labels
   (only the labels of the stack's allowlist, components/alerts.KSM_METRIC_LABELS_ALLOWLIST),
   kube_node_status_allocatable, kube_pod_status_phase, kube_pod_deletion_timestamp, kube_job_complete and
   kube_job_failed; and the Kueue Workloads' conditions as kube-state-metrics' custom resource state metrics
@@ -58,22 +61,27 @@ import time
 import uuid
 from typing import Any, Iterable, Mapping
 
-from components.alerts import DCGM_JOB, KSM_METRIC_LABELS_ALLOWLIST, ksm_label, ksm_resource, prom_label
+from components.alerts import KSM_METRIC_LABELS_ALLOWLIST, ksm_label, ksm_resource, prom_label
 from components.gpu_operator import dcgm_exporter_env
 from components.monitoring import DCGM_FIELDS, DcgmField
 from gpu_platform import conventions as cv, useful_work as uw
 from gpu_platform.plan import Plan
+from gpu_platform.plan.scrape_jobs import discovery_labels, source
 
 from .telemetry_devices import HOLDING_PHASES, Entity, GpuNode, Holder, busy_fraction
 
-# The GPU Operator's dcgm-exporter: its namespace, container and port (gpu-operator assets/state-dcgm-exporter;
-# the Service port is named gpu-metrics, 9400), what a target's own labels are before honor_labels.
-EXPORTER_NAMESPACE = cv.GPU_OPERATOR_NAMESPACE
+# The GPU Operator's dcgm-exporter: its container and port (gpu-operator assets/state-dcgm-exporter; the Service
+# port gpu-metrics is 9400), what a target's own labels are before honor_labels. Its namespace, Service and port
+# name are the scrape job's (gpu_platform/plan/scrape_jobs.py).
 EXPORTER_CONTAINER = "nvidia-dcgm-exporter"
-EXPORTER_ENDPOINT = "gpu-metrics"
+EXPORTER_PORT = 9400
 # The driver the emulated GPUs report (a `label` field): a current R570 data-center driver string.
 DRIVER_VERSION = "570.148.08"
 PHASES = ("Pending", "Succeeded", "Failed", "Unknown", "Running")  # kube_pod_status_phase, KSM's order
+# kube_node_info's labels from the node's status.nodeInfo (then provider_id, from spec.providerID): KSM node.go.
+NODE_INFO_LABELS = (("kernel_version", "kernelVersion"), ("os_image", "osImage"),
+                    ("container_runtime_version", "containerRuntimeVersion"), ("kubelet_version", "kubeletVersion"),
+                    ("kubeproxy_version", "kubeProxyVersion"))
 
 
 def _allowlist(kind: str) -> tuple[str, ...]:
@@ -120,12 +128,12 @@ def _field_value(node: GpuNode, e: Entity, f: DcgmField) -> float:
     values: dict[str, float] = {
         "DCGM_FI_DEV_GPU_UTIL": round(100 * a),
         "DCGM_FI_DEV_MEM_COPY_UTIL": round(40 * a),
-        "DCGM_FI_PROF_GR_ENGINE_ACTIVE": a,
+        cv.BUSY_FIELD: a,
         "DCGM_FI_PROF_SM_ACTIVE": 0.95 * a,
         "DCGM_FI_PROF_SM_OCCUPANCY": 0.5 * a,
         "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": 0.6 * a,
         "DCGM_FI_PROF_DRAM_ACTIVE": 0.4 * a,
-        "DCGM_FI_DEV_FB_USED": round(used),
+        cv.HELD_FIELD: round(used),
         "DCGM_FI_DEV_FB_FREE": round(memory - used),
         "DCGM_FI_DEV_SM_CLOCK": round(1095 + 885 * a),
         "DCGM_FI_DEV_MEM_CLOCK": 2619,
@@ -163,7 +171,7 @@ MIG_BLANK_FIELDS = frozenset({"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL
 # /proc/<pid>/cgroup; the GPU Operator runs the exporter without the host's PID namespace (chart values
 # dcgmExporter.hostPID: false, which the stack keeps), so no process is found and every pod reads 0
 # (kubernetes.go buildIdlePodValues).
-PER_PROCESS_FIELDS = frozenset({"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"})
+PER_PROCESS_FIELDS = frozenset({"DCGM_FI_DEV_GPU_UTIL", cv.HELD_FIELD})
 PER_PROCESS_VALUE = 0.0
 
 
@@ -230,19 +238,16 @@ class Telemetry:
     # dcgm-exporter
 
     def targets(self, address: str) -> list[dict[str, Any]]:
-        """Prometheus HTTP SD: one target per GPU node, labelled as the operator's ServiceMonitor labels an
-        exporter pod's target (node from the stack's relabeling, components/gpu_operator.NODE_RELABELING)."""
+        """Prometheus HTTP SD: one target per GPU node, with the discovery labels Kubernetes gives the endpoint of
+        the node's exporter pod (its DaemonSet pod's name: the job's name and a suffix), and the instance a pod IP
+        would be."""
         with self.lock:
             names = sorted(self.gpu_nodes)
+        dcgm = source(cv.DCGM_JOB)
         return [{"targets": [address], "labels": {
-            "__metrics_path__": f"/dcgm/{name}/metrics",
-            "node": name,
-            "instance": f"{name}:9400",
-            "namespace": EXPORTER_NAMESPACE,
-            "pod": f"{DCGM_JOB}-{uuid.uuid5(uuid.NAMESPACE_URL, name).hex[:5]}",
-            "container": EXPORTER_CONTAINER,
-            "service": DCGM_JOB,
-            "endpoint": EXPORTER_ENDPOINT,
+            **discovery_labels(dcgm, pod=f"{dcgm.job}-{uuid.uuid5(uuid.NAMESPACE_URL, name).hex[:5]}",
+                               container=EXPORTER_CONTAINER, node=name, metrics_path=f"/dcgm/{name}/metrics"),
+            "instance": f"{name}:{EXPORTER_PORT}",
         }} for name in names]
 
     def dcgm(self, node_name: str) -> str | None:
@@ -316,16 +321,19 @@ class Telemetry:
         for n in nodes:
             meta = n["metadata"]
             node_labels = meta.get("labels") or {}
-            add("kube_node_labels", [("node", meta["name"]), *sorted((ksm_label(k), v) for k, v in node_labels.items()
+            info = n.get("status", {}).get("nodeInfo") or {}
+            add(cv.KSM_NODE_INFO, [("node", meta["name"]), *((label, info.get(key, "")) for label, key in NODE_INFO_LABELS),
+                                   ("provider_id", n.get("spec", {}).get("providerID", ""))], 1)
+            add(cv.KSM_NODE_LABELS, [("node", meta["name"]), *sorted((ksm_label(k), v) for k, v in node_labels.items()
                                                                      if k in NODE_LABELS)], 1)
             for res, q in sorted((n.get("status", {}).get("allocatable") or {}).items()):
                 unit = "core" if res == "cpu" else "byte" if res in ("memory", "ephemeral-storage") or res.startswith("hugepages-") else "integer"
-                add("kube_node_status_allocatable", [("node", meta["name"]), ("resource", ksm_resource(res)),
+                add(cv.KSM_NODE_ALLOCATABLE, [("node", meta["name"]), ("resource", ksm_resource(res)),
                                                      ("unit", unit)], parse_quantity(q))
         for p in pods:
             meta = p["metadata"]
             ids = [("namespace", meta["namespace"]), ("pod", meta["name"]), ("uid", meta["uid"])]
-            add("kube_pod_labels", ids + sorted((ksm_label(k), v) for k, v in (meta.get("labels") or {}).items()
+            add(cv.KSM_POD_LABELS, ids + sorted((ksm_label(k), v) for k, v in (meta.get("labels") or {}).items()
                                                  if k in POD_LABELS), 1)
             phase = p.get("status", {}).get("phase", "Pending")
             for ph in PHASES:
@@ -352,9 +360,10 @@ class Telemetry:
                 add(uw.WORKLOAD_CONDITION_METRIC, ids + [("reason", cond.get("reason", "")), ("type", cond.get("type", ""))],
                     1 if str(cond.get("status", "")).lower() == "true" else 0)
         helps = {
-            "kube_node_labels": "Kubernetes labels converted to Prometheus labels.",
-            "kube_node_status_allocatable": "The allocatable for different resources of a node that are available for scheduling.",
-            "kube_pod_labels": "Kubernetes labels converted to Prometheus labels.",
+            cv.KSM_NODE_INFO: "Information about a cluster node.",
+            cv.KSM_NODE_LABELS: "Kubernetes labels converted to Prometheus labels.",
+            cv.KSM_NODE_ALLOCATABLE: "The allocatable for different resources of a node that are available for scheduling.",
+            cv.KSM_POD_LABELS: "Kubernetes labels converted to Prometheus labels.",
             "kube_pod_status_phase": "The pods current phase.",
             "kube_pod_deletion_timestamp": "Unix deletion timestamp",
             "kube_job_complete": "The job has completed its execution.",

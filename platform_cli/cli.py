@@ -1,4 +1,4 @@
-"""`python -m platform_cli`: validate | plan | render | check | nodes | job | kueue-config | simulate | report | acceptance | inventory | plugins | config-reference.
+"""`python -m platform_cli`: validate | plan | render | check | nodes | job | kueue-config | simulate | report | acceptance | inventory | deployer-policy | plugins | config-reference.
 
 Exit codes: 0 ok, 1 policy violations (check), 2 invalid input (bad config, bad YAML, missing file).
 No traceback reaches the user for any bad input: every error names the file or config path.
@@ -17,7 +17,7 @@ import yaml
 
 from gpu_platform.errors import InputError, SpecError
 from gpu_platform.spec import CONFIG_KEY
-from gpu_platform.stack_files import load_plan, read_json, stack_file
+from gpu_platform.stack_files import load_plan, platform_value, read_json
 from localcluster.signals import EXIT_INTERRUPTED, interrupt_on_sigterm
 from simulator.options import add_arguments as add_simulate_arguments
 
@@ -38,6 +38,12 @@ FORMAT_HELP = "table: for a terminal; markdown: for a PR comment or a page; json
 
 def cmd_validate(args: argparse.Namespace) -> int:
     name, plan = load_plan(args.stack, args.file)
+    if args.deploy:
+        from gpu_platform.spec.placeholders import deploy_problems
+
+        problems = deploy_problems(platform_value(args.stack, args.file))
+        if problems:
+            raise SpecError(problems)
     gpus = sum(p.capacity_gpus for p in plan.pools)
     warnings = [*plan.warnings, *plan.addons.monitoring.warnings]
     print(
@@ -57,18 +63,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _render(stack: str) -> Any:
-    stack_file(stack)  # a clear error for an unknown stack before pulumi is imported
-    load_plan(stack, None)  # and for an invalid one
-    from components.program import run
-    from harness.render import run_program, stack_config
-    from harness.split import parts, render_parts, union
+    from .stack_render import render_stack
 
-    config = stack_config(stack, stack_file(stack).parent)
-    split = parts(config)
-    if split is not None and stack not in (split[0], *split[1]):
-        # A split environment's own stack file: every part, together (the pack's cross-stack rules see both sides).
-        return union(render_parts(run, config))
-    return run_program(run, stack, config)
+    return render_stack(stack)
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -222,6 +219,12 @@ def cmd_inventory(args: argparse.Namespace) -> int:
     return run_inventory(args.stack, args.config_file, args.ignore)
 
 
+def cmd_deployer_policy(args: argparse.Namespace) -> int:
+    from .deployer_policy import run
+
+    return run(args)
+
+
 def cmd_config_reference(args: argparse.Namespace) -> int:
     from .config_reference import stale, write
 
@@ -248,6 +251,9 @@ def parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="validate a stack config; exit 2 with every error and its path")
     source(v)
+    v.add_argument("--deploy", action="store_true",
+                   help="also refuse the placeholders a stack must not be deployed with (the documentation's "
+                        "account, example names, subnet ids that are not ids), as `pulumi up` does")
     v.set_defaults(func=cmd_validate)
     pl = sub.add_parser("plan", help="print the derived plan: pools, quotas, allocation, cost, warnings")
     source(pl)
@@ -333,6 +339,13 @@ def parser() -> argparse.ArgumentParser:
                              "docs/cli.md's flag tables from this parser")
     cr.add_argument("--check", action="store_true", help="exit 1 when a committed file differs, write nothing")
     cr.set_defaults(func=cmd_config_reference)
+    dp = sub.add_parser("deployer-policy", help="the IAM policy document whoever runs `pulumi up` for a stack needs, "
+                                                "derived from the AWS resources and data sources the stack uses "
+                                                "(rendered under mocks); exit 2 naming any type with no known actions")
+    dp.add_argument("--stack", required=True, help=STACK_HELP)
+    dp.add_argument("--explain", action="store_true",
+                    help="instead of the document, each AWS type the stack uses, its actions and where they come from")
+    dp.set_defaults(func=cmd_deployer_policy)
     pg = sub.add_parser("plugins", help="the provider plugins (kind name version) a stack's program needs")
     pg.add_argument("--stack", required=True, help=STACK_HELP)
     pg.set_defaults(func=cmd_plugins)

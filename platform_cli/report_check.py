@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from components import alerts as a
-from gpu_platform import useful_work as uw
+from gpu_platform import conventions as cv, useful_work as uw
 from gpu_platform.plan import Plan
-from gpu_platform.plan.monitoring import KSM_METRIC_LABELS_ALLOWLIST
+from gpu_platform.plan.monitoring import KSM_METRIC_LABELS_ALLOWLIST, MODE_MANAGED
 
 from .prometheus_api import Prometheus
 
@@ -63,15 +63,15 @@ def queries(plan: Plan) -> dict[str, str]:
     ksm_gpu = a.regex_union([a.ksm_resource(x) for x in plan.gpu_resource_names]) or "^$"
     return {
         "rules": f"count by (team) ({a.CLUSTER_QUEUE_TEAM})",
-        "kueue": f"count by (cluster_queue) (kueue_pending_workloads{{{r}}})",
-        "kueue_resources": f"count(kueue_cluster_queue_nominal_quota{{{r}}})",
-        "ksm": "count(kube_node_info)",
-        "gpu_nodes": f'count by (node) (kube_node_status_allocatable{{resource=~"{ksm_gpu}"}} > 0)',
-        "dcgm_up": f'max by (node) (up{{job="{a.DCGM_JOB}"}})',
-        "dcgm_busy": f"count by (node) ({a.BUSY_FIELD})",
-        "pool_label": f'count by (node) (kube_node_labels{{{a.POOL_NODE_LABEL}!=""}})',
+        "kueue": f"count by (cluster_queue) ({cv.KUEUE_PENDING_WORKLOADS}{{{r}}})",
+        "kueue_resources": f"count({cv.KUEUE_NOMINAL_QUOTA}{{{r}}})",
+        "ksm": f"count({cv.KSM_NODE_INFO})",
+        "gpu_nodes": f'count by (node) ({cv.KSM_NODE_ALLOCATABLE}{{resource=~"{ksm_gpu}"}} > 0)',
+        "dcgm_up": f'max by (node) (up{{job="{cv.DCGM_JOB}"}})',
+        "dcgm_busy": f"count by (node) ({cv.BUSY_FIELD})",
+        "pool_label": f'count by (node) ({cv.KSM_NODE_LABELS}{{{a.POOL_NODE_LABEL}!=""}})',
         "workload_states": f"count({uw.WORKLOAD_CONDITION_METRIC})",
-        "kueue_workloads": f'sum({{__name__=~"kueue_pending_workloads|kueue_admitted_active_workloads", {r}}})',
+        "kueue_workloads": f'sum({{__name__=~"{cv.KUEUE_PENDING_WORKLOADS}|{cv.KUEUE_ADMITTED_ACTIVE_WORKLOADS}", {r}}})',
     }
 
 
@@ -81,6 +81,18 @@ def _by(result: list[dict[str, Any]], label: str) -> dict[str, float]:
 
 def _total(result: list[dict[str, Any]]) -> float:
     return sum(float(s["value"][1]) for s in result)
+
+
+def _kueue_scrape_fix(plan: Plan) -> str:
+    """Who scrapes Kueue depends on the mode: a ServiceMonitor the Prometheus selects, or the managed collector's
+    job (gpu_platform/plan/scrape_jobs.py), whose access entry the service makes."""
+    if plan.addons.monitoring.mode == MODE_MANAGED:
+        return (f"the managed collector's job {cv.KUEUE_JOB} keeps the endpoints of Service {cv.KUEUE_NAMESPACE}/"
+                f"{cv.KUEUE_METRICS_SERVICE} on port {cv.KUEUE_METRICS_PORT} (kubectl -n {cv.KUEUE_NAMESPACE} get "
+                f"endpoints {cv.KUEUE_METRICS_SERVICE}), and its access entry must allow get on /metrics (Kueue "
+                "checks its token; aws amp describe-scraper shows the scraper's status)")
+    return (f"the Kueue ServiceMonitor (monitoring/kueue, label release={plan.addons.monitoring.prometheus_release}) "
+            "must be selected, and Prometheus' ServiceAccount allowed to get /metrics (Kueue checks its token)")
 
 
 def check(prom: Prometheus, plan: Plan, at: float) -> list[Check]:
@@ -112,17 +124,15 @@ def check(prom: Prometheus, plan: Plan, at: float) -> list[Check]:
     reported = set(_by(got["kueue"], "cluster_queue"))
     if not reported:
         out.append(Check("Kueue scraped", MISSING,
-                         "no kueue_pending_workloads series: Kueue's metrics endpoint is not scraped",
-                         f"the Kueue ServiceMonitor (monitoring/kueue, label release="
-                         f"{plan.addons.monitoring.prometheus_release}) must be selected, and Prometheus' "
-                         "ServiceAccount allowed to get /metrics (Kueue checks its token)"))
+                         f"no {cv.KUEUE_PENDING_WORKLOADS} series: Kueue's metrics endpoint is not scraped",
+                         _kueue_scrape_fix(plan)))
     elif queues - reported:
         out.append(Check("Kueue scraped", MISSING,
                          f"Kueue reports no ClusterQueue {_names(queues - reported)} of this stack",
                          "deploy this stack, or point --prometheus at the Prometheus of the cluster it runs on"))
     elif not _total(got["kueue_resources"]):
         out.append(Check("Kueue scraped", MISSING,
-                         "no kueue_cluster_queue_nominal_quota series: Kueue runs without its ClusterQueue resource "
+                         f"no {cv.KUEUE_NOMINAL_QUOTA} series: Kueue runs without its ClusterQueue resource "
                          "metrics, so allocation reads 0",
                          "Kueue's configuration needs metrics.enableClusterQueueResources: true (the stack's Queues "
                          "component sets it: python -m platform_cli kueue-config --stack <stack>)"))
@@ -132,7 +142,7 @@ def check(prom: Prometheus, plan: Plan, at: float) -> list[Check]:
     # ---- kube-state-metrics --------------------------------------------------------------------------------
     ksm = _total(got["ksm"]) > 0
     if not ksm:
-        out.append(Check("kube-state-metrics scraped", MISSING, "no kube_node_info series",
+        out.append(Check("kube-state-metrics scraped", MISSING, f"no {cv.KSM_NODE_INFO} series",
                          "install kube-state-metrics and scrape it with honor labels (mode in-cluster and managed "
                          f"install it; {DOCS})"))
     else:
@@ -149,23 +159,23 @@ def check(prom: Prometheus, plan: Plan, at: float) -> list[Check]:
                          "" if ksm else "kube-state-metrics first (above)"))
     elif gpu_nodes - up_nodes:
         out.append(Check("dcgm-exporter up", MISSING,
-                         f"GPU node {_names(gpu_nodes - up_nodes)} has no dcgm-exporter target up (job {a.DCGM_JOB})",
+                         f"GPU node {_names(gpu_nodes - up_nodes)} has no dcgm-exporter target up (job {cv.DCGM_JOB})",
                          "kubectl -n gpu-operator get pods -l app=nvidia-dcgm-exporter -o wide; with mode external, "
                          "the GPU Operator's ServiceMonitor must be selected (addons.monitoring.install)"))
     elif up_nodes - busy_nodes:
         out.append(Check("dcgm-exporter profiling field", MISSING,
-                         f"dcgm-exporter on {_names(up_nodes - busy_nodes)} reports no {a.BUSY_FIELD}: busy GPU time "
+                         f"dcgm-exporter on {_names(up_nodes - busy_nodes)} reports no {cv.BUSY_FIELD}: busy GPU time "
                          "is not measured there",
-                         "the exporter's log says why (\"Skipping line N ('DCGM_FI_PROF_GR_ENGINE_ACTIVE'): metric not "
+                         f"the exporter's log says why (\"Skipping line N ('{cv.BUSY_FIELD}'): metric not "
                          "enabled\"): a GPU without profiling, or an exporter without SYS_ADMIN"))
     else:
-        out.append(Check("dcgm-exporter up", OK, f"{len(up_nodes)} GPU nodes, each with {a.BUSY_FIELD}"))
+        out.append(Check("dcgm-exporter up", OK, f"{len(up_nodes)} GPU nodes, each with {cv.BUSY_FIELD}"))
 
     # ---- the node pool label -------------------------------------------------------------------------------
     labelled = set(_by(got["pool_label"], "node"))
     if gpu_nodes and not labelled:
         out.append(Check("node pool labels", MISSING,
-                         f"no node has {a.POOL_NODE_LABEL} in kube_node_labels: GPU series join no pool, busy reads 0",
+                         f"no node has {a.POOL_NODE_LABEL} in {cv.KSM_NODE_LABELS}: GPU series join no pool, busy reads 0",
                          f"kube-state-metrics --metric-labels-allowlist={','.join(KSM_METRIC_LABELS_ALLOWLIST)} "
                          f"(kube-prometheus-stack value kube-state-metrics.metricLabelsAllowlist; {DOCS})"))
     elif gpu_nodes - labelled:

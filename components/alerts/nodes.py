@@ -17,7 +17,7 @@ def node_alerts() -> Group:
         Alert(
             alert="GpuNodeMissingGpus",
             expr=(f"{NODE_EXPECTED_UNITS} - on (node, resource) group_left () "
-                  f"(max by (node, resource) (kube_node_status_allocatable) "
+                  f"(max by (node, resource) ({cv.KSM_NODE_ALLOCATABLE}) "
                   f"or on (node, resource) ({NODE_EXPECTED_UNITS} * 0)) > 0"),
             for_=NODE_GPUS_MISSING_FOR,
             severity="warning",
@@ -66,7 +66,7 @@ def node_alerts() -> Group:
             severity="warning",
             summary="Pool {{ $labels.pool }} has GPUs allocated, and kube-state-metrics gives no node a "
                     f"{cv.POOL} label",
-            description=f"kube_node_labels carries no {POOL_NODE_LABEL}: GPU series cannot be put in a pool, so "
+            description=f"{cv.KSM_NODE_LABELS} carries no {POOL_NODE_LABEL}: GPU series cannot be put in a pool, so "
                         "busy GPU time reads 0 for every team, node and health alerts lose their pool, and "
                         "GpuTeamAllocatedIdle stays silent rather than fire for every team.",
             runbook="Give kube-state-metrics --metric-labels-allowlist="

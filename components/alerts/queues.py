@@ -3,6 +3,7 @@ its whole quota in a pool with workloads waiting."""
 
 from __future__ import annotations
 
+from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
 from .record_names import CLUSTER_QUEUE_TEAM, FLAVOR_POOL
@@ -13,7 +14,7 @@ from .thresholds import AT_QUOTA_FOR, PENDING_FOR
 
 def queue_alerts(plan: Plan) -> Group:
     gpu = regex_union(list(plan.gpu_resource_names))
-    pending = f"sum by (cluster_queue) (kueue_pending_workloads{{{KUEUE_REPLICA}}})"
+    pending = f"sum by (cluster_queue) ({cv.KUEUE_PENDING_WORKLOADS}{{{KUEUE_REPLICA}}})"
     return Group("gpu-platform.queues", (
         Alert(
             alert="KueueWorkloadsPendingTooLong",
@@ -35,7 +36,7 @@ def queue_alerts(plan: Plan) -> Group:
             alert="KueueClusterQueueAtQuota",
             expr=(f"((sum by (cluster_queue, flavor, resource) (kueue_cluster_queue_resource_usage{{resource=~\"{gpu}\", {KUEUE_REPLICA}}}) "
                   f">= on (cluster_queue, flavor, resource) "
-                  f"sum by (cluster_queue, flavor, resource) (kueue_cluster_queue_nominal_quota{{resource=~\"{gpu}\", {KUEUE_REPLICA}}}) > 0) "
+                  f"sum by (cluster_queue, flavor, resource) ({cv.KUEUE_NOMINAL_QUOTA}{{resource=~\"{gpu}\", {KUEUE_REPLICA}}}) > 0) "
                   f"and on (cluster_queue) ({pending} > 0)) "
                   f"* on (cluster_queue) group_left (team) {CLUSTER_QUEUE_TEAM} "
                   f"* on (flavor) group_left (pool) {FLAVOR_POOL}"),

@@ -24,7 +24,7 @@ def pod_attribution_expr() -> str:
     """Per pod, its team and queue labels under the names dcgm-exporter gives them, from kube-state-metrics:
     only pods carrying at least one of them (so an unlabelled pod falls through `with_attribution`)."""
     ksm = [ksm_label(k) for k in cv.GPU_METRIC_POD_LABELS]
-    expr = " or ".join(f'kube_pod_labels{{{k}!=""}}' for k in ksm)
+    expr = " or ".join(f'{cv.KSM_POD_LABELS}{{{k}!=""}}' for k in ksm)
     for name, source in zip(ATTRIBUTION_LABELS, ksm):
         expr = f'label_replace({expr}, "{name}", "$1", "{source}", "(.+)")'
     return f"max by (namespace, pod, {', '.join(ATTRIBUTION_LABELS)}) ({expr})"
@@ -59,7 +59,7 @@ def recording_rules(plan: Plan) -> Group:
     kueue_gpu = regex_union(list(plan.gpu_resource_names))
     ksm_gpu = regex_union([ksm_resource(r) for r in plan.gpu_resource_names])
     return Group("gpu-platform.recording", (
-        Record(NODE_POOL, f'max by (node, pool) (label_replace(kube_node_labels{{{POOL_NODE_LABEL}!=""}}, '
+        Record(NODE_POOL, f'max by (node, pool) (label_replace({cv.KSM_NODE_LABELS}{{{POOL_NODE_LABEL}!=""}}, '
                           f'"pool", "$1", "{POOL_NODE_LABEL}", "(.+)"))'),
         Record(NODE_EXPECTED_UNITS, f"{NODE_POOL} * on (pool) group_left (resource) {POOL_UNITS_PER_NODE}"),
         Record(POD_ATTRIBUTION, pod_attribution_expr()),
@@ -79,6 +79,6 @@ def recording_rules(plan: Plan) -> Group:
                                     f"* on (flavor) group_left (pool) {FLAVOR_POOL})"),
         Record(POOL_ALLOCATED, f"sum by (pool, resource) ({TEAM_POOL_ALLOCATED})"),
         Record(POOL_ALLOCATION_RATIO, f"{POOL_ALLOCATED} / on (pool, resource) {POOL_CAPACITY_UNITS}"),
-        Record(POOL_ALLOCATABLE, f'sum by (pool, resource) (kube_node_status_allocatable{{resource=~"{ksm_gpu}"}} '
+        Record(POOL_ALLOCATABLE, f'sum by (pool, resource) ({cv.KSM_NODE_ALLOCATABLE}{{resource=~"{ksm_gpu}"}} '
                                  f"* on (node) group_left (pool) {NODE_POOL})"),
     ))

@@ -44,10 +44,10 @@ ATTRIBUTION_LABELS: tuple[str, ...] = tuple(prom_label(k) for k in cv.GPU_METRIC
 # kube-state-metrics' --metric-labels-allowlist and dcgm-exporter's scrape job: the plan's (one place for what the
 # monitoring stack is given and what the rules read).
 KSM_METRIC_LABELS_ALLOWLIST = monitoring_plan.KSM_METRIC_LABELS_ALLOWLIST
-DCGM_JOB = monitoring_plan.DCGM_JOB
+DCGM_JOB = cv.DCGM_JOB
 # Kueue 0.19 labels its metrics with replica_role (leader, follower or standalone; pkg/metrics/metrics.go):
 # count the leader (or the single replica) only, so an HA Kueue does not double every number.
-KUEUE_REPLICA = 'replica_role!="follower"'
+KUEUE_REPLICA = f'{cv.KUEUE_REPLICA_ROLE_LABEL}!="follower"'
 # The DCGM metrics that carry a GPU's identity; health alerts aggregate to them (one alert per GPU,
 # not one per pod sharing it).
 GPU_KEY = "node, pool, gpu, UUID, modelName"
@@ -61,8 +61,8 @@ GPU_KEY = "node, pool, gpu, UUID, modelName"
 # instance, where GPU utilization has no value on MIG (NVIDIA/dcgm-exporter issues #105 and #430: "not
 # supported for MIG configurations"); the busy field too, for MIG instances whose framebuffer has no value
 # (NVIDIA/dcgm-exporter issues #380 and #512).
-BUSY_FIELD = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-HELD_FIELD = "DCGM_FI_DEV_FB_USED"
+BUSY_FIELD = cv.BUSY_FIELD
+HELD_FIELD = cv.HELD_FIELD
 # One GPU, MIG instance or time-sliced replica held by one pod: dcgm-exporter gives a copy of a device's series
 # per replica a pod holds (`vgpu`), and, for DCGM_FI_DEV_FB_USED and DCGM_FI_DEV_GPU_UTIL under virtual GPUs, the
 # device's own series beside the pods' per-process ones (NVIDIA/dcgm-exporter internal/pkg/transformation/

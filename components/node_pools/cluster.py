@@ -1,4 +1,5 @@
-"""The control plane node groups join: created here (`cluster.create`) or looked up, and how to reach it.
+"""The control plane node groups join: created here (`cluster.create`) or looked up, how to reach it and its
+subnets.
 
 Also what belongs to the cluster rather than to a pool: the IAM trust policies, the audit-log warning for
 an attached cluster, the vpc-cni add-on's configuration and the kubeconfig the provider uses.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -75,6 +76,11 @@ class ClusterAccess:
     vpc_id: pulumi.Output[Any] | None = None
     # The EFA security group (efa_security_group), once made: every EFA interface carries it.
     efa_security_group_id: pulumi.Output[Any] | None = None
+    # The subnets of the control plane, node groups and the add-ons that take subnets: cluster.subnetIds, or the
+    # private subnets of the VPC made here (components/foundation).
+    subnet_ids: Sequence[pulumi.Input[str]] = ()
+    # zone -> its private subnet, when the stack made them (no lookup needed); None: found by zone in subnet_ids.
+    zone_subnets: Mapping[str, pulumi.Input[str]] | None = None
 
 
 def service_role(name: str, service: str, description: str, plan: Plan, parent: pulumi.Resource) -> aws.iam.Role:
@@ -88,8 +94,11 @@ def service_role(name: str, service: str, description: str, plan: Plan, parent: 
     )
 
 
-def create_cluster(plan: Plan, parent: pulumi.Resource) -> tuple[aws.eks.Cluster, ClusterAccess]:
-    """A new EKS control plane with its IAM role, on access entries, sending the audit trail to CloudWatch."""
+def create_cluster(plan: Plan, parent: pulumi.Resource, subnet_ids: Sequence[pulumi.Input[str]],
+                   zone_subnets: Mapping[str, pulumi.Input[str]] | None = None,
+                   ) -> tuple[aws.eks.Cluster, ClusterAccess]:
+    """A new EKS control plane with its IAM role, on access entries, sending the audit trail to CloudWatch, in
+    the given subnets (cluster.subnetIds, or the VPC made here)."""
     c = plan.cluster
     child = pulumi.ResourceOptions(parent=parent)
     cluster_role = service_role("np-cluster-role", "eks.amazonaws.com", f"EKS control plane of {c.name}", plan, parent)
@@ -101,7 +110,7 @@ def create_cluster(plan: Plan, parent: pulumi.Resource) -> tuple[aws.eks.Cluster
         name=c.name,
         role_arn=cluster_role.arn,
         version=c.kubernetes_version,
-        vpc_config=aws.eks.ClusterVpcConfigArgs(subnet_ids=list(c.subnet_ids),
+        vpc_config=aws.eks.ClusterVpcConfigArgs(subnet_ids=list(subnet_ids),
                                                 endpoint_private_access=c.endpoint_private_access,
                                                 endpoint_public_access=c.endpoint_public_access),
         # Access entries instead of the aws-auth ConfigMap; managed node groups add their node role's
@@ -123,6 +132,8 @@ def create_cluster(plan: Plan, parent: pulumi.Resource) -> tuple[aws.eks.Cluster
             lambda v: v.cluster_security_group_id if v else None
         ),
         vpc_id=cluster.vpc_config.apply(lambda v: v.vpc_id if v else None),
+        subnet_ids=subnet_ids,
+        zone_subnets=zone_subnets,
     )
     return cluster, access
 
@@ -139,6 +150,7 @@ def look_up_cluster(plan: Plan, parent: pulumi.Resource) -> ClusterAccess:
         ca_data=found.certificate_authorities.apply(lambda cas: cas[0].data if cas else None),
         security_group_id=found.vpc_config.apply(lambda v: v.cluster_security_group_id if v else None),
         vpc_id=found.vpc_config.apply(lambda v: v.vpc_id if v else None),
+        subnet_ids=list(c.subnet_ids),
     )
 
 

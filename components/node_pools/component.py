@@ -1,6 +1,6 @@
 """EksCluster: the component that puts the EKS cluster together, in the order AWS needs it.
 
-Control plane (created or looked up), node role, vpc-cni add-on, system node group, the EFA security group
+Control plane (created, in the given subnets or the VPC components/foundation made, or looked up), node role, vpc-cni add-on, system node group, the EFA security group
 when a pool uses EFA, one GpuNodePool per managed-node-group pool, and the cluster's identity (access
 entries, OIDC).
 """
@@ -15,6 +15,7 @@ import pulumi_aws as aws
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
+from ..foundation.vpc import ClusterNetwork
 from ..identity import ClusterIdentity
 from .cluster import create_cluster, efa_security_group, kubeconfig_for, look_up_cluster, node_role, vpc_cni_addon
 from .gpu_node_pool import GpuNodePool
@@ -35,17 +36,24 @@ class EksCluster(pulumi.ComponentResource):
 
     kubeconfig: pulumi.Output[str] | None
 
-    def __init__(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None,
+                 network: ClusterNetwork | None = None):
         super().__init__(self.TYPE, name, None, opts)
         self.plan = plan
         c = plan.cluster
         child = pulumi.ResourceOptions(parent=self)
 
         self.cluster: aws.eks.Cluster | None = None
-        if c.create:
-            self.cluster, access = create_cluster(plan, self)
+        if c.create and network is not None:
+            # In the VPC made here (cluster.vpc): its private subnets, a single-zone pool's known by zone.
+            self.cluster, access = create_cluster(plan, self, network.private_subnet_ids, network.zone_subnets)
+        elif c.create:
+            self.cluster, access = create_cluster(plan, self, list(c.subnet_ids))
         else:
             access = look_up_cluster(plan, self)
+        # Nodes in the VPC made here boot only once their subnet routes to the NAT gateway (else they cannot pull
+        # images or reach the endpoint and never join): every node group waits for the routes.
+        egress: list[pulumi.Resource] = list(network.egress) if network is not None else []
         role_ready: list[pulumi.Resource] = []
         self.node_role: aws.iam.Role | None = None
         if c.node_role_arn:
@@ -59,7 +67,7 @@ class EksCluster(pulumi.ComponentResource):
         self.vpc_cni: aws.eks.Addon | None = None
         if c.manage_vpc_cni:
             self.vpc_cni = vpc_cni_addon(plan, access, self.cluster, self)
-        ready = [*role_ready, *([self.vpc_cni] if self.vpc_cni else [])]
+        ready = [*egress, *role_ready, *([self.vpc_cni] if self.vpc_cni else [])]
         # The agent whose node conditions node repair acts on (node_health.py); nodes do not wait for it.
         self.node_monitoring_agent: aws.eks.Addon | None = None
         if c.manage_node_monitoring_agent:

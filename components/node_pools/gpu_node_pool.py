@@ -20,9 +20,9 @@ from .user_data import user_data
 
 
 def _one_zone_subnets(cluster: ClusterPlan, pool: PoolPlan, opts: pulumi.InvokeOutputOptions) -> pulumi.Output[list[str]]:
-    """The cluster's subnets in the pool's zone. EFA traffic and reservations do not cross zones, so a
-    single-zone pool must not be given subnets elsewhere (a capacity block's node group must name only
-    subnets in the reservation's zone: EKS user guide, Capacity Blocks for ML)."""
+    """The cluster's subnets in the pool's zone, looked up (cluster.subnetIds). EFA traffic and reservations do not
+    cross zones, so a single-zone pool must not be given subnets elsewhere (a capacity block's node group must name
+    only subnets in the reservation's zone: EKS user guide, Capacity Blocks for ML)."""
     found = aws.ec2.get_subnets_output(
         filters=[
             aws.ec2.GetSubnetsFilterArgs(name="subnet-id", values=list(cluster.subnet_ids)),
@@ -40,6 +40,15 @@ def _one_zone_subnets(cluster: ClusterPlan, pool: PoolPlan, opts: pulumi.InvokeO
         return sorted(ids)
 
     return found.ids.apply(check)
+
+
+def _zone_subnets(cluster: ClusterAccess, plan: Plan, pool: PoolPlan, opts: pulumi.InvokeOutputOptions,
+                  ) -> pulumi.Input[Sequence[pulumi.Input[str]]]:
+    """A single-zone pool's subnets: the zone's own subnet of a VPC made here (components/foundation), else the
+    given subnets in that zone."""
+    if cluster.zone_subnets is not None:
+        return [cluster.zone_subnets[pool.availability_zone]]  # type: ignore[index]
+    return _one_zone_subnets(plan.cluster, pool, opts)
 
 
 def _autoscaling_group_name(resources: Sequence[aws.eks.outputs.NodeGroupResource] | None) -> str:
@@ -129,10 +138,10 @@ class GpuNodePool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, replace_on_changes=["instanceType"]),
         )
 
-        subnets: pulumi.Input[Sequence[str]] = (
-            _one_zone_subnets(c, pool, pulumi.InvokeOutputOptions(parent=self))
+        subnets: pulumi.Input[Sequence[pulumi.Input[str]]] = (
+            _zone_subnets(cluster, plan, pool, pulumi.InvokeOutputOptions(parent=self))
             if pool.availability_zone
-            else list(c.subnet_ids)
+            else list(cluster.subnet_ids)
         )
         self.node_group = aws.eks.NodeGroup(
             name,

@@ -32,7 +32,7 @@ def system_node_group(
         cluster_name=cluster.name,
         node_group_name=sp.node_group_name,
         node_role_arn=node_role_arn,
-        subnet_ids=list(c.subnet_ids),
+        subnet_ids=list(cluster.subnet_ids),
         ami_type=sp.ami_type,
         instance_types=[sp.instance_type],
         capacity_type=EKS_CAPACITY_TYPE["on-demand"],

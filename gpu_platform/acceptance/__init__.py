@@ -14,7 +14,8 @@ Why a verdict is exit code 0 only when all seven steps pass: a skipped step prov
 test is that nothing is assumed. A failure says the step, what was expected and what was seen.
 
 One module per part: the steps as data (steps), a step's result and the verdict (results), the workload's events
-(events), step 3's bus bandwidth expectation and evaluation (allreduce), step 7's baseline and comparison
+(events), step 3's bus bandwidth expectation and evaluation (allreduce), steps 2 and 4 and where the workload
+stopped (workload), step 5's checkpoint, lost pod and restore (recovery), step 7's baseline and comparison
 (baseline). This package re-exports every name of every module, so a caller writes
 `from gpu_platform import acceptance as acc` and `acc.STEPS` or `acc.verdict(...)` without knowing which module
 defines it; each name is defined in exactly one module, which imports what it builds on from its siblings,
@@ -30,6 +31,11 @@ from .allreduce import (
     BUSBW_PASS_FRACTION, BusbwExpectation, PUBLISHED_ALLREDUCE_BUSBW, PUBLISHED_ALLREDUCE_SOURCE, busbw_expectation,
     evaluate_allreduce,
 )
+from .workload import (
+    Event, PHASES, PHASE_STEP, error_text, evaluate_allreduce_run, evaluate_data_pull, evaluate_training, failed_here,
+    first_error, of_kind, stopped_before,
+)
+from .recovery import Recovery, evaluate_recovery, resumed_steps
 from .baseline import (
     API, BASELINE_FORMS, Baseline, Comparison, GPU_HOUR, Run, WORK_UNITS, Work, compare, evaluate_useful_work,
     job_cost, parse_baseline,

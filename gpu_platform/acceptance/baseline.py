@@ -127,8 +127,8 @@ def compare(baseline: Baseline, runs: Sequence[Run], usd_per_gpu_hour: float, wo
     Against a GPU rental, the unit of work is a useful GPU-hour (GPU time of runs that finished): renting the same
     GPUs for only the useful hours is the baseline, so the cluster beats it when its cost per useful GPU-hour is
     below the rental price. Against an API, the unit is the baseline's N tokens or samples of output."""
-    cost = job_cost(runs, usd_per_gpu_hour)
-    total = float(cost["total_usd"] or 0.0)
+    # Unrounded: the cost table (job_cost) rounds to cents, which makes a short run's cost 0.
+    total = sum(r.gpu_hours for r in runs) * usd_per_gpu_hour
     useful = sum(r.gpu_hours for r in runs if uw.cost_key(r.outcome) == "useful_usd")
     units = useful if baseline.kind == GPU_HOUR else work.units(baseline.unit) / baseline.per
     return Comparison(baseline, total / units if units > 0 else None, total, useful, units)
@@ -142,7 +142,7 @@ def evaluate_useful_work(baseline: Baseline | None, runs: Sequence[Run], usd_per
     c = compare(baseline, runs, usd_per_gpu_hour, work)
     unit = f"USD/{c.baseline.per_text}"
     figures = (Figure("cluster_cost", None if c.cluster_usd_per_unit is None else round(c.cluster_usd_per_unit, 6), unit),
-               Figure("baseline_cost", baseline.usd, unit), Figure("total_usd", c.total_usd, "USD"),
+               Figure("baseline_cost", baseline.usd, unit), Figure("total_usd", round(c.total_usd, 6), "USD"),
                Figure("useful_gpu_hours", round(c.useful_gpu_hours, 4), "GPU-h"))
     if c.cluster_usd_per_unit is None:
         what = "GPU time of finished runs" if baseline.kind == GPU_HOUR else f"{baseline.unit} trained"

@@ -7,9 +7,9 @@ Grouped by what the names are for, one submodule each: the stack config's keys (
 formats (formats); labels (labels: the platform's objects, nodes, tenants) and annotations (annotations); GPU
 resources and taints (gpu_resources); Pod Security (pod_security); namespaces (namespaces); Kueue (kueue) and
 its integrations (kueue_integrations); tenancy's objects and the admission policies (tenancy); the network
-peers and ports tenants are given (network_peers); add-ons (addons); AWS names and tags (aws); pools' capacity
-(capacity); Karpenter (karpenter); the Cluster Autoscaler (cluster_autoscaler); the data path (data_path); the
-simulated nodes (simulation). This package re-exports every name of every submodule, so a caller writes
+peers and ports tenants are given (network_peers); add-ons (addons); AWS names and tags (aws); the VPC a created
+cluster runs in (network); pools' capacity (capacity); Karpenter (karpenter); the Cluster Autoscaler
+(cluster_autoscaler); the data path (data_path); the simulated nodes (simulation). This package re-exports every name of every submodule, so a caller writes
 `from gpu_platform import conventions as cv` and `cv.POOL` without knowing which submodule spells it; each name
 is defined in exactly one submodule, which imports what it builds on from its siblings, never from here.
 """
@@ -24,7 +24,8 @@ from .formats import (
 from .labels import (
     ACCELERATOR, APP_INSTANCE, APP_NAME, COMPONENT, COST_CENTER, DEVICE_PLUGIN_CONFIG_LABEL, ENVIRONMENT, FABRIC,
     FABRIC_EFA, GPU_METRIC_POD_LABELS, GPU_OPERATOR_DEPLOY_DEVICE_PLUGIN_LABEL, GPU_OPERATOR_DEPLOY_MIG_MANAGER_LABEL,
-    GPU_OPERATOR_DEPLOY_OFF, GRAFANA_DASHBOARD_LABEL, GRAFANA_DASHBOARD_LABEL_VALUE, MANAGED_BY, MANAGED_BY_VALUE,
+    GPU_OPERATOR_DEPLOY_OFF, GRAFANA_DASHBOARD_LABEL, GRAFANA_DASHBOARD_LABEL_VALUE, JOBSET_NAME_LABEL,
+    JOBSET_RESTART_ATTEMPT_LABEL, MANAGED_BY, MANAGED_BY_VALUE,
     MIG_CONFIG_LABEL, NAMESPACE_NAME_LABEL, NODE_ROLE, PART_OF, POOL, POOL_LABEL_KEYS, PREFIX, PRIORITY_CLASS_LABEL,
     PROMETHEUS_RELEASE_LABEL, QUEUE_NAME_LABEL, SHARING, SYSTEM_NODE_ROLE, SYSTEM_POOL_NAME, TEAM,
     TENANT_NAMESPACE_LABEL_KEYS, TOPOLOGY, WORKLOAD, parse_sharing_value, sharing_value, topology_value,
@@ -85,6 +86,10 @@ from .aws import (
     IAM_ROLE_ARN, TAG_ACCESS_OWNER, TAG_CLUSTER, TAG_ENVIRONMENT, TAG_PLATFORM, efa_security_group_name,
     launch_template_prefix, node_group_name, placement_group_name, system_node_group_name,
 )
+from .network import (
+    CI_DEPLOY, CI_PREVIEW, GITHUB_OIDC_AUDIENCE, GITHUB_OIDC_HOST, SUBNET_ROLE_PRIVATE_TAG, SUBNET_ROLE_PUBLIC_TAG,
+    SUBNET_ROLE_TAG_VALUE, SUBNET_TIER_PRIVATE, SUBNET_TIER_PUBLIC, SUBNET_TIER_TAG, ci_role_name, subnet_name, vpc_name,
+)
 from .capacity import (
     CAPACITY_ELASTIC, CAPACITY_RESERVED, PROVISIONER_KARPENTER, PROVISIONER_MANAGED_NODE_GROUP, RESERVED_CAPACITY_TYPES,
     SCALER_CLUSTER_AUTOSCALER, SCALER_EXTERNAL, SCALER_KARPENTER, SCALER_NONE, SCALER_RESERVATION,
@@ -106,8 +111,8 @@ from .cluster_autoscaler import (
 from .data_path import (
     CHECKPOINTS_CLAIM, CHECKPOINTS_MOUNT_PATH, CHECKPOINTS_PREFIX, DATASETS_PREFIX, DATA_CLAIM, DATA_MOUNT_PATH,
     DATA_SERVICE_ACCOUNT, DEFAULT_STORAGE_CLASS, DEFAULT_STORAGE_CLASS_ANNOTATION, EBS_CSI_ADDON,
-    EBS_CSI_CONTROLLER_SERVICE_ACCOUNT, EBS_CSI_DRIVER, FSX_CSI_ADDON, FSX_CSI_DRIVER, FSX_MOUNT_PATH, MODELS_PREFIX,
-    MOUNTPOINT_S3_ADDON, MOUNTPOINT_S3_CSI_DRIVER, RUN_OUTCOME_FAILED, RUN_OUTCOME_TAG, SCRATCH_MOUNT_PATH,
+    EBS_CSI_CONTROLLER_SERVICE_ACCOUNT, EBS_CSI_DRIVER, FSX_CSI_ADDON, FSX_CSI_DRIVER, FSX_MOUNT_PATH,
+    LOCAL_DATA_BUCKET_PREFIX, LOCAL_DATA_SECRET, MODELS_PREFIX, MOUNTPOINT_S3_ADDON, S3_ACCESS_KEY_ENV, S3_SECRET_KEY_ENV, MOUNTPOINT_S3_CSI_DRIVER, RUN_OUTCOME_FAILED, RUN_OUTCOME_TAG, SCRATCH_MOUNT_PATH,
     SCRATCH_PREFIX, data_admin_role_name, data_volume_name, ebs_csi_role_name, fsx_security_group_name,
     team_bucket_name,
 )
@@ -115,4 +120,12 @@ from .simulation import (
     KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE, NODE_KIND_LABEL, NODE_KIND_REAL, SIM_DURATION_ANNOTATION, SIM_GPU_BUSY_ANNOTATION,
     SIM_GPU_BUSY_DEFAULT, SIM_JOB_LABEL, SIM_NEVER_READY_ANNOTATION, SIM_NODE_FAILED_ANNOTATION, SIM_OUTCOME_ANNOTATION,
     SIM_OUTCOME_FAILED,
+)
+# Monitoring: the scrape jobs, the Services and ports they find, the metric and label names the report joins on.
+from .monitoring import (
+    BUSY_FIELD, CONTAINER_LABEL, DCGM_JOB, DCGM_PORT, DCGM_SERVICE, ENDPOINT_LABEL, HELD_FIELD, KSM_JOB,
+    KSM_NODE_ALLOCATABLE, KSM_NODE_INFO, KSM_NODE_LABELS, KSM_POD_LABELS, KSM_PORT, KSM_RELEASE_NAME, KSM_SERVICE,
+    KUEUE_ADMITTED_ACTIVE_WORKLOADS, KUEUE_JOB, KUEUE_METRICS_PORT, KUEUE_METRICS_SERVICE, KUEUE_NOMINAL_QUOTA,
+    KUEUE_PENDING_WORKLOADS, KUEUE_REPLICA_ROLE_LABEL, NAMESPACE_LABEL, NODE_LABEL, POD_LABEL, SERVICE_ACCOUNT_TOKEN,
+    SERVICE_LABEL,
 )

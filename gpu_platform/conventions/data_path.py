@@ -42,6 +42,15 @@ DEFAULT_STORAGE_CLASS = "gp3"
 DEFAULT_STORAGE_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 
 
+# The local cluster's data path (localcluster/objectstore.py): an S3-compatible server on the real node's bridge,
+# a bucket per team named like an EKS one with this prefix, and the team's S3 keys in this Secret of its
+# namespace (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: what the AWS SDKs read), where EKS uses Pod Identity.
+LOCAL_DATA_BUCKET_PREFIX = "local-data"
+LOCAL_DATA_SECRET = "team-data-s3"
+S3_ACCESS_KEY_ENV = "AWS_ACCESS_KEY_ID"
+S3_SECRET_KEY_ENV = "AWS_SECRET_ACCESS_KEY"
+
+
 def team_bucket_name(prefix: str, team: str) -> str:
     return f"{prefix}-{team}"
 

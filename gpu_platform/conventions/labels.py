@@ -101,3 +101,8 @@ GRAFANA_DASHBOARD_LABEL_VALUE = "1"
 # kube-prometheus-stack's Prometheus selects ServiceMonitors and PrometheusRules by this label, whose
 # value is the stack's Helm release name (spec addons.monitoring.prometheusRelease).
 PROMETHEUS_RELEASE_LABEL = "release"
+# The JobSet controller's labels on a JobSet's Jobs and pods: the JobSet's name, and its restart attempt (0, then
+# one more each time its failure policy recreates the gang) (kubernetes-sigs/jobset api/jobset/v1alpha2/
+# jobset_types.go JobSetNameKey, RestartsKey).
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+JOBSET_RESTART_ATTEMPT_LABEL = "jobset.sigs.k8s.io/restart-attempt"

@@ -11,6 +11,8 @@ from .addons import (
 from .builders import build_plan
 from .cluster import ClusterPlan, OidcProviderPlan, SystemPoolPlan
 from .model import Plan
+from .ci import CiPlan
+from .network import SubnetPlan, VpcPlan
 from .node_reserve import (
     DAEMONSET_CPU_MILLIS, DAEMONSET_MEMORY_MIB, EVICTION_MEMORY_MIB, MAX_PODS_PER_NODE, reserved_cpu_millis,
     reserved_memory_mib,
@@ -24,9 +26,10 @@ from .teams import (
 
 __all__ = [
     "AddonsPlan", "EfaDevicePluginAddonPlan", "GpuOperatorAddonPlan", "KueueAddonPlan", "MonitoringAddonPlan",
-    "MultiKueueWorkerPlan", "OidcProviderPlan",
+    "CiPlan", "MultiKueueWorkerPlan", "OidcProviderPlan",
     "CHECKPOINT_DESTINATIONS", "CONTAINER_DEFAULT_LIMIT", "CONTAINER_DEFAULT_REQUEST", "DAEMONSET_CPU_MILLIS",
     "DAEMONSET_MEMORY_MIB", "EVICTION_MEMORY_MIB", "MAX_PODS_PER_NODE", "NODE_UPDATE_MAX_UNAVAILABLE", "ClusterPlan",
     "CohortPlan", "EgressPlan", "Plan", "PoolPlan", "PreemptionPlan", "PriorityPlan", "QuotaPlan", "SystemPoolPlan",
-    "Taint", "TeamPlan", "build_plan", "cpu_quantity", "memory_quantity", "reserved_cpu_millis", "reserved_memory_mib",
+    "SubnetPlan", "Taint", "TeamPlan", "VpcPlan", "build_plan", "cpu_quantity", "memory_quantity",
+    "reserved_cpu_millis", "reserved_memory_mib",
 ]

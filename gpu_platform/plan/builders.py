@@ -14,10 +14,12 @@ from ..pool_derivations import (
     pool_topology_aware, pool_units_per_gpu,
 )
 from ..quota_reach import Reach, reaches_of_spec
-from ..spec import OidcProvider, Platform, Pool, Team
+from ..spec import Cluster, OidcProvider, Platform, Pool, Team
 from .addons import plan_addons
 from .cluster import ClusterPlan, OidcProviderPlan, SystemPoolPlan
 from .model import Plan
+from .ci import CiPlan, plan_ci
+from .network import plan_vpc
 from .node_reserve import instance_allocatable, pod_cpu_millis, pod_memory_mib
 from .pools import PoolPlan, Taint
 from .teams import CohortPlan, EgressPlan, PreemptionPlan, PriorityPlan, QuotaPlan, TeamPlan
@@ -217,6 +219,14 @@ def _access_entries(spec: Platform) -> tuple[tuple[str, tuple[str, ...], str], .
     return tuple(out)
 
 
+def _plan_ci(c: Cluster, region: str | None) -> CiPlan | None:
+    if c.ci is None or c.provider != "eks":
+        return None
+    g = c.ci.github
+    return plan_ci(c.name, region, g.repository, g.deployBranch, tuple(g.deployEnvironments), g.createOidcProvider,
+                   tuple(g.deployPolicyArns), g.stateBucket, g.secretsKeyArn, g.clusterAccess)
+
+
 def build_plan(spec: Platform, region: str | None = None, multikueue_role: str = "manager") -> Plan:
     if multikueue_role not in cv.MULTIKUEUE_ROLES:
         raise ValueError(f"multiKueueRole {multikueue_role!r}; valid: {', '.join(cv.MULTIKUEUE_ROLES)}")
@@ -253,6 +263,9 @@ def build_plan(spec: Platform, region: str | None = None, multikueue_role: str =
             control_plane_logs=tuple(c.controlPlaneLogs) if c.provider == "eks" else (),
             access_entries=_access_entries(spec),
             oidc=_plan_oidc(c.identity.oidc) if c.identity is not None and c.provider == "eks" else None,
+            vpc=(plan_vpc(cv.vpc_name(c.name), c.vpc.cidr, tuple(c.vpc.availabilityZones),
+                          c.vpc.natGateways == "per-zone") if c.vpc is not None else None),
+            ci=_plan_ci(c, region),
         ),
         pools=pools,
         teams=teams,

@@ -1,10 +1,13 @@
-"""The cluster's plan: the EKS cluster or the attached one, its system node group, managed EKS add-ons and
-access entries."""
+"""The cluster's plan: the EKS cluster or the attached one, the VPC made for a created one, its system node
+group, managed EKS add-ons and access entries."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping
+
+from .ci import CiPlan
+from .network import VpcPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,3 +67,7 @@ class ClusterPlan:
     access_entries: tuple[tuple[str, tuple[str, ...], str], ...] = ()
     # eks: the OIDC identity provider, if any.
     oidc: OidcProviderPlan | None = None
+    # eks, created cluster in a VPC made here (cluster.vpc): its subnets; None: the cluster uses subnet_ids.
+    vpc: VpcPlan | None = None
+    # eks: the GitHub Actions roles and their access entries (cluster.ci).
+    ci: CiPlan | None = None

@@ -10,10 +10,10 @@ the components translate for it, decided once here.
   read, labelled as kube-prometheus-stack's ServiceMonitors would label them.
 - Where alerts go (`alertmanager_config`): the spec's receivers, by severity.
 
-New names spelled here for now (to move to gpu_platform/conventions): KSM_RELEASE_NAME, the AMP names
-(amp_workspace_alias, amp_scraper_alias, metrics_reader_policy_name), the scrape job names and the Services they
-find (DCGM_SERVICE, DCGM_PORT, KUEUE_METRICS_SERVICE, KUEUE_METRICS_PORT, KSM_PORT), NULL_RECEIVER and
-ALERTMANAGER_SECRETS_DIR.
+The scrape jobs, the Services they find and the metric names the report reads are spelled in
+gpu_platform/conventions/monitoring.py; the jobs themselves are built in scrape_jobs.py, for this collector, the
+ServiceMonitors and the live local cluster alike. Spelled here for now: the AMP names (amp_workspace_alias,
+amp_scraper_alias, metrics_reader_policy_name), NULL_RECEIVER and ALERTMANAGER_SECRETS_DIR.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ..pool_derivations import pool_resource_name, pool_units_per_gpu
 from ..spec import Platform
 from ..spec.monitoring import AlertReceiver
 from ..spec.monitoring_checks import NULL_RECEIVER, check_monitoring
+from .scrape_jobs import kubernetes_discovery, prometheus_job, scrape_sources
 from .monitoring_sizing import (
     RETENTION_SHARE_OF_VOLUME, SCRAPE_INTERVAL_SECONDS, TARGET_FLEET_NODES, Fleet, MonitoringSize, PoolShape, QueueShape, estimate, shortfalls,
 )
@@ -39,7 +40,6 @@ MODE_EXTERNAL, MODE_IN_CLUSTER, MODE_MANAGED = "external", "in-cluster", "manage
 CHART_REPO = "https://prometheus-community.github.io/helm-charts"
 KUBE_PROMETHEUS_STACK_CHART = "kube-prometheus-stack"
 KSM_CHART = "kube-state-metrics"
-KSM_RELEASE_NAME = "kube-state-metrics"
 
 # kube-state-metrics' --metric-labels-allowlist (kube-prometheus-stack value kube-state-metrics.metricLabelsAllowlist):
 # the node pool label the rules join GPU series on (gpu_platform:node_pool:info), and the pod labels that attribute a
@@ -56,36 +56,6 @@ KSM_WORKLOAD_RBAC: tuple[Mapping[str, Any], ...] = (
     {"apiGroups": [uw.KUEUE_WORKLOAD_GVK["group"]], "resources": ["workloads"], "verbs": ["list", "watch"]},
 )
 
-# The scrape jobs the report and the rules read, named as the ServiceMonitors name their `job` label:
-# - dcgm-exporter: the GPU Operator's Service nvidia-dcgm-exporter (label app=nvidia-dcgm-exporter, port
-#   gpu-metrics; NVIDIA/gpu-operator assets/state-dcgm-exporter/0600_service.yaml), job from `jobLabel: app`
-#   (0500_service_monitor.yaml): the rules read it from here (components/alerts/sources.py).
-# - Kueue: the chart's metrics Service (kueue-controller-manager-metrics-service, port https; components/monitoring),
-#   job the Service's name, as a ServiceMonitor without jobLabel names it.
-# - kube-state-metrics: the chart's Service (port http), job app.kubernetes.io/name (its ServiceMonitor's jobLabel).
-DCGM_JOB = "nvidia-dcgm-exporter"
-DCGM_SERVICE = "nvidia-dcgm-exporter"
-DCGM_PORT = "gpu-metrics"
-KUEUE_METRICS_SERVICE = f"{cv.KUEUE_RELEASE_NAME}-controller-manager-metrics-service"
-KUEUE_METRICS_PORT = "https"
-KSM_JOB = KSM_RELEASE_NAME
-KSM_PORT = "http"
-# The one bearer token a managed collector may send: its own, at this path ("Authorization ... must point to the file
-# /var/run/secrets/kubernetes.io/serviceaccount/token", AMP-collector-how-to.html, "Scraper configuration"). Kueue
-# checks it with a TokenReview and a SubjectAccessReview for get on /metrics, which the collector's access entry
-# grants (the same page, "Access entry policy created": nonResourceURLs /metrics, get).
-SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
-# What a scrape job of each source needs, whoever discovers its targets: the managed collector (kubernetes_sd,
-# scrape_configuration below) and the live local cluster's Prometheus (static and HTTP discovery of the emulated
-# sources, localcluster/prometheus.py) both take these, so the live tests scrape as EKS does. honor_labels for
-# dcgm-exporter and kube-state-metrics (their ServiceMonitors' honorLabels); Kueue over HTTPS with its
-# self-signed certificate not verified (the Kueue ServiceMonitor's tlsConfig) and a bearer token whose file
-# each side names.
-SCRAPE_JOB_SETTINGS: Mapping[str, Mapping[str, Any]] = {
-    DCGM_JOB: {"honor_labels": True},
-    KSM_JOB: {"honor_labels": True},
-    KUEUE_METRICS_SERVICE: {"scheme": "https", "tls_config": {"insecure_skip_verify": True}},
-}
 # Where Alertmanager finds the Secrets it is given (kube-prometheus-stack 88.5.3 values.yaml,
 # alertmanager.alertmanagerSpec.secrets: "mounted into /etc/alertmanager/secrets/").
 ALERTMANAGER_SECRETS_DIR = "/etc/alertmanager/secrets"
@@ -210,37 +180,18 @@ def alertmanager_config(receivers: tuple[ReceiverPlan, ...]) -> dict[str, Any]:
     }
 
 
-def _service_job(job: str, namespace: str, service: str, port: str) -> dict[str, Any]:
-    """A job that finds a Service's endpoints and labels its targets as a ServiceMonitor does (namespace, service,
-    pod, and the node the pod runs on)."""
-    return {
-        "job_name": job,
-        "kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [namespace]}}],
-        "relabel_configs": [
-            {"action": "keep", "source_labels": ["__meta_kubernetes_service_name", "__meta_kubernetes_endpoint_port_name"],
-             "regex": f"{service};{port}"},
-            {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
-            {"source_labels": ["__meta_kubernetes_service_name"], "target_label": "service"},
-            {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
-            {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
-        ],
-    }
-
-
 def scrape_configuration(m: MonitoringPlan) -> dict[str, Any]:
-    """The managed collector's Prometheus configuration: what kube-prometheus-stack's ServiceMonitors select, with
-    the labels the report's joins need. dcgm-exporter and kube-state-metrics with honor_labels (as their
-    ServiceMonitors: components/gpu_operator honorLabels, kube-prometheus-stack values kube-state-metrics
-    .prometheus.monitor.http.honorLabels), so a GPU keeps the namespace and pod of the workload using it and
-    kube-state-metrics' object labels win over the target's; `node` from the pod's node, as the dcgm ServiceMonitor's
-    relabeling gives it. Only <global>, <scrape_config>, <relabel_config> and <kubernetes_sd_config> sections, a
-    30 s interval and the collector's own token (AMP-collector-how-to.html, "Scraper configuration")."""
-    dcgm = {**_service_job(DCGM_JOB, cv.GPU_OPERATOR_NAMESPACE, DCGM_SERVICE, DCGM_PORT), **SCRAPE_JOB_SETTINGS[DCGM_JOB]}
-    ksm = {**_service_job(KSM_JOB, m.namespace, KSM_RELEASE_NAME, KSM_PORT), **SCRAPE_JOB_SETTINGS[KSM_JOB]}
-    kueue = {**_service_job(KUEUE_METRICS_SERVICE, cv.KUEUE_NAMESPACE, KUEUE_METRICS_SERVICE, KUEUE_METRICS_PORT),
-             **SCRAPE_JOB_SETTINGS[KUEUE_METRICS_SERVICE],
-             "authorization": {"type": "Bearer", "credentials_file": SERVICE_ACCOUNT_TOKEN}}
-    return {"global": {"scrape_interval": f"{SCRAPE_INTERVAL_SECONDS}s"}, "scrape_configs": [dcgm, ksm, kueue]}
+    """The managed collector's Prometheus configuration: the jobs kube-prometheus-stack's ServiceMonitors would make
+    (scrape_jobs.py: the same jobs the live local cluster's Prometheus runs), found by Kubernetes endpoints discovery,
+    every 30 s. A managed collector takes <global>, <scrape_config>, <relabel_config> and <kubernetes_sd_config>
+    sections, and sends only its own ServiceAccount token, from cv.SERVICE_ACCOUNT_TOKEN (AMP user guide,
+    AMP-collector-how-to.html, "Scraper configuration"; the pulumi-aws Scraper example scrapes cAdvisor so).
+    tls_config is a field the managed collectors take ("TLS configuration for HTTPS targets", docs.aws.amazon.com/
+    AmazonCloudWatch/latest/monitoring/managed-prometheus-collectors-scraper-configuration.html, "Supported
+    configuration sections"): Kueue's job uses it to accept Kueue's self-signed certificate, which no CA the
+    collector could be given has signed (scrape_jobs.ScrapeSource.https_unverified)."""
+    jobs = [{**prometheus_job(src), **kubernetes_discovery(src)} for src in scrape_sources(m.namespace)]
+    return {"global": {"scrape_interval": f"{SCRAPE_INTERVAL_SECONDS}s"}, "scrape_configs": jobs}
 
 
 def amp_alert_manager_definition(m: MonitoringPlan) -> dict[str, Any]:

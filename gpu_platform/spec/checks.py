@@ -3,8 +3,9 @@
 `validate` runs them all, each subject in a module of its own: pools and the system pool (pool_checks),
 cohorts, teams and quotas (tenancy_checks), identity and audit (security_checks), Karpenter pools
 (karpenter_checks), elastic capacity and the autoscaler (capacity_checks), the workload controllers
-(workload_controller_checks), the data path (data_checks) and the stack split (stack_split); what is left
-here is the platform-wide rest (subnets, pricing, priorities, MultiKueue workers)."""
+(workload_controller_checks), the data path (data_checks), the stack split (stack_split) and the subnets
+or the VPC made for them (network_checks); what is left here is the platform-wide rest (pricing, priorities,
+MultiKueue workers)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..errors import Problem
 from .capacity_checks import check_elastic_capacity
 from .data_checks import check_data
 from .monitoring_checks import check_monitoring
+from .network_checks import check_network
 from .karpenter_checks import check_karpenter
 from .platform import Platform
 from .pool_checks import check_mig_layouts, check_pools, check_system_pool
@@ -24,8 +26,7 @@ from .workload_controller_checks import check_workload_controllers
 
 def _check_platform(p: Platform, region: str | None) -> list[Problem]:
     out: list[Problem] = check_system_pool(p)
-    if p.cluster.provider == "eks" and not p.cluster.subnetIds:
-        out.append(Problem("cluster.subnetIds", "provider 'eks' needs the subnets for node groups (subnetIds)"))
+    out += check_network(p, region)
     for itype in p.pricing:
         if itype not in catalog.INSTANCE_TYPES:
             out.append(Problem(f"pricing.{itype}", f"unknown instance type; valid: {', '.join(sorted(catalog.INSTANCE_TYPES))}"))

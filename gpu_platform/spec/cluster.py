@@ -6,6 +6,8 @@ from pydantic import Field, field_validator, model_validator
 
 from .. import audit, catalog
 from .fields import Provider, Strict, SystemAmiType, dns_label
+from .ci import Ci
+from .network import Vpc
 from .security import Identity
 
 
@@ -69,8 +71,17 @@ class Cluster(Strict):
     )
     subnetIds: list[str] = Field(
         default_factory=list,
-        description="eks: subnets for node groups (required there)",
+        description="eks: existing subnets for node groups (required there unless cluster.vpc makes them)",
         examples=[["subnet-0a1", "subnet-0b2"]],
+    )
+    vpc: Vpc | None = Field(
+        default=None,
+        description=(
+            "eks, create: true: make the VPC here (private and public subnets per zone, internet gateway, NAT) "
+            "and put the control plane and node groups in it: a fresh AWS account needs nothing else; "
+            "instead of subnetIds"
+        ),
+        examples=[{"cidr": "10.0.0.0/16", "availabilityZones": ["us-east-1a", "us-east-1b"]}],
     )
     # eks: create the control plane here (true) or attach node groups to an existing cluster (false).
     create: bool = Field(
@@ -80,6 +91,15 @@ class Cluster(Strict):
             "attaching to an existing cluster by name"
         ),
         examples=[True],
+    )
+    ci: Ci | None = Field(
+        default=None,
+        description=(
+            "eks: the IAM roles GitHub Actions previews (pull requests) and deploys (the deploy branch or "
+            "environments) with, trusting GitHub's OIDC issuer, and their EKS access entries"
+        ),
+        examples=[{"github": {"repository": "my-org/gpu-platform", "deployPolicyArns": [
+            "arn:aws:iam::111122223333:policy/gpu-sandbox-deployer"]}}],
     )
     # eks: an existing node IAM role instead of one made here.
     nodeRoleArn: str | None = Field(

@@ -37,7 +37,8 @@ def check_monitoring(p: Platform) -> list[Problem]:
         out.append(Problem(f"{AT}.mode", f"mode 'managed' needs cluster.provider 'eks': the managed collector scrapes an "
                                          f"EKS cluster by its ARN; valid with provider {p.cluster.provider!r}: "
                                          f"{', '.join(valid)}"))
-    if m.mode == "managed" and p.cluster.provider == "eks" and len(p.cluster.subnetIds) < AMP_SCRAPER_MIN_SUBNETS:
+    if (m.mode == "managed" and p.cluster.provider == "eks" and p.cluster.vpc is None
+            and len(p.cluster.subnetIds) < AMP_SCRAPER_MIN_SUBNETS):
         out.append(Problem("cluster.subnetIds", f"mode 'managed': the managed collector needs at least "
                                                 f"{AMP_SCRAPER_MIN_SUBNETS} subnets in two availability zones, got "
                                                 f"{len(p.cluster.subnetIds)}"))

@@ -18,7 +18,7 @@ import yaml
 from components import alerts
 from components.monitoring import DCGM_FIELDS
 from gpu_platform import useful_work as uw
-from gpu_platform.plan.monitoring import DCGM_JOB, KSM_METRIC_LABELS_ALLOWLIST, KUEUE_METRICS_SERVICE
+from gpu_platform.plan.monitoring import KSM_METRIC_LABELS_ALLOWLIST
 from gpu_platform.plan.monitoring_sizing import DCGM_SERIES_PER_DEVICE
 from harness.render import Rendered
 from tests.chart_values import unknown_keys
@@ -257,7 +257,10 @@ def test_the_collectors_jobs_keep_what_the_reports_joins_need() -> None:
     assert dcgm["kubernetes_sd_configs"][0]["namespaces"] == {"names": ["gpu-operator"]}
     assert {"action": "keep", "source_labels": ["__meta_kubernetes_service_name", "__meta_kubernetes_endpoint_port_name"],
             "regex": "nvidia-dcgm-exporter;gpu-metrics"} in dcgm["relabel_configs"]
-    assert {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"} in dcgm["relabel_configs"]
+    assert {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node", "action": "replace"} in dcgm[
+        "relabel_configs"]
+    # only dcgm-exporter's targets get `node`, as only its ServiceMonitor relabels it
+    assert [r for r in ksm["relabel_configs"] + kueue["relabel_configs"] if r.get("target_label") == "node"] == []
     assert {"action": "keep", "source_labels": ["__meta_kubernetes_service_name", "__meta_kubernetes_endpoint_port_name"],
             "regex": "kube-state-metrics;http"} in ksm["relabel_configs"]
     assert ksm["kubernetes_sd_configs"][0]["namespaces"] == {"names": ["monitoring"]}
@@ -266,9 +269,7 @@ def test_the_collectors_jobs_keep_what_the_reports_joins_need() -> None:
         {"insecure_skip_verify": True})
     assert kueue["kubernetes_sd_configs"][0]["namespaces"] == {"names": ["kueue-system"]}
     # the job names the rules and the live cluster use
-    assert DCGM_JOB == alerts.DCGM_JOB
-    from localcluster.prometheus import KSM_JOB, KUEUE_JOB
-    assert (KUEUE_METRICS_SERVICE, "kube-state-metrics") == (KUEUE_JOB, KSM_JOB)
+    assert alerts.DCGM_JOB == "nvidia-dcgm-exporter"
 
 
 def test_the_workspace_evaluates_the_platforms_rule_groups() -> None:

@@ -25,7 +25,7 @@ from platform_cli.config_reference import cli_markdown
 from tests.conftest import ROOT
 
 CLI_DOC = ROOT / "docs" / "cli.md"
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "tasks").glob("*.md"))]
 INVOCATION = "python -m platform_cli"
 # Where a command line ends inside a line: a pipe, a chained command, a comment, a subshell's or code span's end.
 END_OF_COMMAND = re.compile(r"\s(?:\||&&|;|#)|[)`]|$")

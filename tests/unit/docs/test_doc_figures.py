@@ -24,7 +24,7 @@ from localcluster.workloads import LOCAL
 from policies.gpu_policies import settings as st
 from tests.conftest import ROOT, rendered
 
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "tasks").glob("*.md"))]
 DOCS = ROOT / "docs"
 NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
            "ten": 10, "eleven": 11, "twelve": 12}
@@ -176,4 +176,4 @@ def test_every_count_of_test_lanes_is_the_runners() -> None:
     loader.exec_module(module)
     said = {page.name: counts(page.read_text(), "lanes") for page in PAGES}
     assert {name: n for name, n in said.items() if set(n) - {len(module.LANES)}} == {}
-    assert len(module.LANES) == 3 and said["testing.md"] and said["README.md"]
+    assert len(module.LANES) == 4 and said["testing.md"] and said["README.md"]

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "tasks").glob("*.md"))]
 LINK = re.compile(r"(?<!!)\[[^\]]+\]\(([^)\s]+)\)")
 
 
@@ -48,5 +48,5 @@ def test_every_link_leads_to_a_file_and_heading(page: Path) -> None:
 
 def test_the_readme_links_every_docs_page() -> None:
     readme = (ROOT / "README.md").read_text()
-    unlinked = [p.name for p in PAGES[1:] if f"docs/{p.name}" not in readme]
+    unlinked = [str(p.relative_to(ROOT)) for p in PAGES[1:] if str(p.relative_to(ROOT)) not in readme]
     assert unlinked == [], "docs pages a newcomer cannot reach from the README"

@@ -113,22 +113,23 @@ def test_the_jobs_cost_is_useful_works_cost_table() -> None:
 
 
 def test_against_a_gpu_rental_the_cluster_pays_per_useful_gpu_hour() -> None:
-    # 20.18 USD over 2.6667 useful GPU-hours: 7.5675 USD per useful GPU-hour, against 2.50 to rent.
+    # 20.1813 USD (unrounded: 18.3467 + 1.8347) over 2.6667 useful GPU-hours: 7.568 USD per useful GPU-hour,
+    # against 2.50 to rent.
     lost = acc.evaluate_useful_work(acc.parse_baseline("gpu-hour=2.50"), RUNS, PRICE, WORK)
     assert lost.status == acc.FAILED
     assert lost.expected == "the cluster's cost below 2.5 USD/GPU-hour (gpu-hour=2.50)"
-    assert lost.seen == "7.5675 USD/GPU-hour"
+    assert lost.seen == "7.568 USD/GPU-hour"
     figures = {f.name: (f.value, f.unit) for f in lost.figures}
-    assert figures == {"cluster_cost": (7.5675, "USD/GPU-hour"), "baseline_cost": (2.5, "USD/GPU-hour"),
-                       "total_usd": (20.18, "USD"), "useful_gpu_hours": (2.6667, "GPU-h")}
+    assert figures == {"cluster_cost": (7.568, "USD/GPU-hour"), "baseline_cost": (2.5, "USD/GPU-hour"),
+                       "total_usd": (20.181333, "USD"), "useful_gpu_hours": (2.6667, "GPU-h")}
     won = acc.evaluate_useful_work(acc.parse_baseline("gpu-hour=8"), RUNS, PRICE, WORK)
     assert won.status == acc.PASSED
 
 
 def test_against_an_api_the_cluster_pays_per_unit_of_output() -> None:
-    # 20.18 USD for 3,000,000 tokens: 0.0067267 USD per 1k tokens.
+    # 20.1813 USD for 3,000,000 tokens: 0.0067271 USD per 1k tokens.
     c = acc.compare(acc.parse_baseline("api=0.002/1k-tokens"), RUNS, PRICE, WORK)
-    assert round(c.cluster_usd_per_unit, 7) == 0.0067267 and c.work_units == 3000 and not c.beats
+    assert round(c.cluster_usd_per_unit, 7) == 0.0067271 and c.work_units == 3000 and not c.beats
     assert acc.compare(acc.parse_baseline("api=0.01/1k-tokens"), RUNS, PRICE, WORK).beats
     # 46,875 samples: 0.4305 USD per 1k samples.
     c = acc.compare(acc.parse_baseline("api=0.5/1k-samples"), RUNS, PRICE, WORK)
@@ -197,3 +198,12 @@ def test_events_are_read_from_a_log_with_other_lines_in_it() -> None:
            "Traceback (most recent call last):\n")
     assert acc.events_from_log(log) == [{"event": "start", "rank": 0},
                                         {"event": "allreduce", "rank": 0, "busbw_gb_per_s": 1.5}]
+
+
+def test_a_short_runs_cost_is_not_rounded_away() -> None:
+    """A local run of a minute on an eighth of a 0.805 USD GPU costs 0.0035 USD: the cost table rounds it to 0.00,
+    the comparison must not (it would beat any baseline for free)."""
+    runs = [acc.Run("a", 0.125, 60, "finished"), acc.Run("b", 0.125, 60, "finished")]
+    c = acc.compare(acc.parse_baseline("gpu-hour=0.50"), runs, 0.805, acc.Work(0, 0))
+    assert acc.job_cost(runs, 0.805)["total_usd"] == 0.0
+    assert round(c.total_usd, 7) == 0.0033542 and round(c.cluster_usd_per_unit, 3) == 0.805 and not c.beats

@@ -153,13 +153,19 @@ def test_kube_state_metrics_families_carry_only_the_allowlisted_labels(local) ->
 
 
 def test_service_discovery_gives_one_exporter_target_per_gpu_node(local) -> None:
+    """World: mocks (a snapshot of nodes, no cluster). Each target carries what Kubernetes endpoints discovery gives
+    the exporter pod's endpoint, so the local Prometheus relabels it with EKS's job."""
     targets = local.targets("127.0.0.1:9")
-    assert [t["labels"]["node"] for t in targets] == ["infer-0", "notebooks-0", "train-0", "train-1"]
+    assert [t["labels"]["__meta_kubernetes_pod_node_name"] for t in targets] == [
+        "infer-0", "notebooks-0", "train-0", "train-1"]
     t = targets[2]
     assert t["targets"] == ["127.0.0.1:9"]
-    assert {k: t["labels"][k] for k in ("__metrics_path__", "namespace", "container", "service")} == {
-        "__metrics_path__": "/dcgm/train-0/metrics", "namespace": "gpu-operator", "container": "nvidia-dcgm-exporter",
-        "service": alerts.DCGM_JOB}
+    assert {k: v for k, v in t["labels"].items() if k != "__meta_kubernetes_pod_name"} == {
+        "__metrics_path__": "/dcgm/train-0/metrics", "instance": "train-0:9400",
+        "__meta_kubernetes_namespace": "gpu-operator", "__meta_kubernetes_service_name": "nvidia-dcgm-exporter",
+        "__meta_kubernetes_endpoint_port_name": "gpu-metrics", "__meta_kubernetes_pod_node_name": "train-0",
+        "__meta_kubernetes_pod_container_name": "nvidia-dcgm-exporter"}
+    assert t["labels"]["__meta_kubernetes_pod_name"].startswith("nvidia-dcgm-exporter-")
 
 
 def test_a_failed_node_s_exporter_does_not_answer() -> None:
@@ -203,10 +209,14 @@ def test_the_prometheus_config_scrapes_kueue_with_a_token_and_the_exporters_with
                          "prometheus", "karpenter"}
     kueue = jobs["kueue-controller-manager-metrics-service"]
     assert kueue["scheme"] == "https" and kueue["tls_config"] == {"insecure_skip_verify": True}
-    assert kueue["authorization"] == {"credentials_file": str(tmp_path / "scrape.token")}
+    assert kueue["authorization"] == {"type": "Bearer", "credentials_file": str(tmp_path / "scrape.token")}
+    assert kueue["static_configs"] == [{"targets": ["127.0.0.1:16446"], "labels": {
+        "__meta_kubernetes_namespace": "kueue-system",
+        "__meta_kubernetes_service_name": "kueue-controller-manager-metrics-service",
+        "__meta_kubernetes_endpoint_port_name": "https"}}]
     assert jobs["nvidia-dcgm-exporter"]["honor_labels"] is True
     assert jobs["nvidia-dcgm-exporter"]["http_sd_configs"][0]["url"] == "http://127.0.0.1:16463/targets"
-    assert jobs["kube-state-metrics"]["metrics_path"] == "/ksm/metrics"
+    assert jobs["kube-state-metrics"]["static_configs"][0]["labels"]["__metrics_path__"] == "/ksm/metrics"
     assert cfg["rule_files"] == [str(tmp_path / "gpu-platform.rules.yaml")]
     assert yaml.safe_load((tmp_path / "gpu-platform.rules.yaml").read_text()) == alerts.rule_file(plan)
     assert (tmp_path / "scrape.token").stat().st_mode & 0o777 == 0o600

@@ -252,6 +252,36 @@ def test_with_an_image_the_pods_run_the_workload_from_a_configmap_with_what_it_r
     assert config.coordinator == f"{request.name}-workers-0-0.{request.name}"
 
 
+def test_on_the_local_cluster_the_pods_reach_the_object_store_with_the_teams_keys_from_a_secret() -> None:
+    """A stack without a data path (provider existing) uses the local cluster's object store when one runs."""
+    from gpu_platform.stack_files import load_plan
+    from localcluster import objectstore
+
+    store = objectstore.Store("http://10.244.0.1:18333", {"zeta": "local-data-zeta"},
+                              {"zeta": objectstore.Keys("AK", "SK")}, {"zeta": objectstore.Keys("RO", "RS")},
+                              objectstore.Keys("ADM", "ADS"))
+    stack = str(ac.REPOSITORY / "tests" / "live" / "acceptance_stack.yaml")
+    args = parser().parse_args(["acceptance", "--stack", stack, "--team", "zeta", "--pool", "small",
+                                "--image", "localhost/gpu-platform/acceptance-trainer:torch-1.13.1", "--window", "60s"])
+    request = ac.validate(load_plan(None, stack)[1], args, store)
+    assert (request.nodes, request.gpus, request.bucket) == (2, 1, "local-data-zeta")
+    container = request.objects[1]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") or e.get("valueFrom") for e in container["env"]}
+    assert env["GPU_PLATFORM_ACCEPTANCE_S3_ENDPOINT"] == "http://10.244.0.1:18333"
+    assert env["GPU_PLATFORM_ACCEPTANCE_RENDEZVOUS"] == "s3"
+    assert env["GPU_PLATFORM_ACCEPTANCE_CHECKPOINT_SECONDS"] == "10"
+    assert env["AWS_ACCESS_KEY_ID"] == {"secretKeyRef": {"name": "team-data-s3", "key": "AWS_ACCESS_KEY_ID"}}
+    assert env["GPU_PLATFORM_ACCEPTANCE_ATTEMPT"] == {
+        "fieldRef": {"fieldPath": "metadata.labels['jobset.sigs.k8s.io/restart-attempt']"}}
+    secret = ac.credentials_secret(request.data, request.namespace, "zeta")
+    assert secret["metadata"]["name"] == "team-data-s3" and secret["stringData"] == {
+        "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK"}
+    # Without a store, an image is refused naming where the data path comes from.
+    from gpu_platform.errors import InputError
+    with pytest.raises(InputError, match="python -m localcluster.objectstore start"):
+        ac.validate(load_plan(None, stack)[1], args, None)
+
+
 # --- the report --------------------------------------------------------------------------------------
 
 

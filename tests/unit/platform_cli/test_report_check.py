@@ -5,6 +5,7 @@ pools train, infer and notebooks."""
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import urllib.parse
@@ -178,3 +179,28 @@ def test_a_prometheus_that_cannot_be_read_is_exit_2(capsys) -> None:
     code = main(["report", "--stack", "local", "--check", "--prometheus", url, "--at", str(AT)])
     assert code == 2
     assert "could not read --check: rules" in capsys.readouterr().err
+
+
+def test_with_the_managed_collector_the_kueue_fix_names_its_job() -> None:
+    """World: mocks (an object answering --check's queries, the prod stack in mode managed). Mode managed has no
+    ServiceMonitor: the fix names the collector's job and the Service it keeps."""
+    from gpu_platform.plan import build_plan
+    from gpu_platform.spec import load_stack_config
+    from tests.conftest import stack_doc
+
+    doc = copy.deepcopy(stack_doc("prod"))  # shared by the session: never change the cached one
+    doc["config"]["gpu-platform:platform"]["addons"]["monitoring"] = {"install": True, "mode": "managed"}
+    plan = build_plan(*load_stack_config(doc))
+    names = {expr: name for name, expr in rc.queries(plan).items()}
+    answers = {**healthy(), "kueue": []}
+
+    class Prom:
+        def query(self, expr: str, at: float, what: str) -> list[dict[str, Any]]:
+            return answers.get(names[expr], [])
+
+    (kueue,) = [c for c in rc.check(Prom(), plan, AT) if c.input == "Kueue scraped"]
+    assert kueue.status == rc.MISSING
+    assert kueue.fix.startswith("the managed collector's job kueue-controller-manager-metrics-service keeps the "
+                                "endpoints of Service kueue-system/kueue-controller-manager-metrics-service on port "
+                                "https")
+    assert "ServiceMonitor" not in kueue.fix

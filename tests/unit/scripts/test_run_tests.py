@@ -44,6 +44,8 @@ def test_every_cluster_test_file_runs_in_exactly_one_lane_and_the_engine_lanes_r
     lanes = {n: rt.lane_args(ps, rt.LANES) for n, ps in rt.LANES.items()}
     assert lanes["simulate"] == ["tests/simulate", "tests/multikueue", "--ignore=tests/simulate/test_elastic_kinds.py"]
     assert lanes["engine"] == ["tests/integration", "tests/faults", "tests/simulate/test_elastic_kinds.py"]
+    assert lanes["live"] == ["tests/live", "--ignore=tests/live/test_real_node.py", "--ignore=tests/live/test_acceptance.py"]
+    assert lanes["node"] == ["tests/live/test_real_node.py", "tests/live/test_acceptance.py"]
     assert rt.one_lane(rt.LANES) == ["tests/live", "tests/integration", "tests/faults", "tests/simulate", "tests/multikueue"]
     files = [f.relative_to(ROOT).as_posix() for d in ("integration", "live", "faults", "simulate", "multikueue")
              for f in (ROOT / "tests" / d).glob("test_*.py")]

@@ -90,9 +90,10 @@ ENV = {"GPU_PLATFORM_NODES": "2", "GPU_PLATFORM_RANK": "1", "GPU_PLATFORM_COORDI
 
 def test_its_configuration_comes_from_the_environment() -> None:
     c = train.Config.from_env(ENV)
-    assert (c.rank, c.world, c.coordinator, c.port, c.bucket, c.endpoint, c.window_s, c.checkpoint_every) == (
-        1, 2, "job-workers-0-0.job", 29500, "acme-ml-prod-llm-pretrain", None, 600.0, 20)
-    assert (c.dataset_key, c.weights_key) == ("datasets/acceptance/sample.txt", "models/acceptance/base.pt")
+    assert (c.rank, c.world, c.coordinator, c.port, c.bucket, c.endpoint, c.window_s, c.checkpoint_seconds) == (
+        1, 2, "job-workers-0-0.job", 29500, "acme-ml-prod-llm-pretrain", None, 600.0, 30)
+    assert (c.dataset_key, c.weights_key) == ("datasets/acceptance/sample.txt", "models/acceptance/base.safetensors")
+    assert (c.rendezvous, c.attempt, c.rendezvous_timeout_s, c.threads) == ("dns", 0, 300, 1)
     seeding = train.Config.from_env({"GPU_PLATFORM_ACCEPTANCE_S3_BUCKET": "b"}, seeding=True)
     assert (seeding.world, seeding.rank, seeding.coordinator) == (1, 0, "localhost")
 
@@ -103,6 +104,8 @@ def test_its_configuration_comes_from_the_environment() -> None:
     ({"GPU_PLATFORM_NODES": "two"}, "GPU_PLATFORM_NODES='two' is not an integer"),
     ({"GPU_PLATFORM_ACCEPTANCE_CHECKPOINT_PREFIX": "checkpoints/x"}, "must end with '/'"),
     ({"GPU_PLATFORM_ACCEPTANCE_WINDOW_SECONDS": "0"}, "GPU_PLATFORM_ACCEPTANCE_WINDOW_SECONDS='0' is below 1"),
+    ({"GPU_PLATFORM_ACCEPTANCE_RENDEZVOUS": "etcd"}, "GPU_PLATFORM_ACCEPTANCE_RENDEZVOUS='etcd' is not one of dns, s3"),
+    ({"GPU_PLATFORM_ACCEPTANCE_RENDEZVOUS": "s3"}, "GPU_PLATFORM_ACCEPTANCE_POD_IP is not set"),
 ])
 def test_a_bad_environment_is_refused_naming_the_variable(change: dict[str, str], named: str) -> None:
     with pytest.raises(train.ConfigError) as refused:
@@ -122,3 +125,24 @@ def test_the_seeded_sample_is_the_same_bytes_every_time() -> None:
     a, b = train.sample_text(4096), train.sample_text(4096)
     assert a == b and len(a) == 4096
     assert a.decode("ascii").count(".\n") > 10  # plain text sentences, so a reader can look at it
+
+
+def test_the_base_weights_are_a_safetensors_file_of_the_models_tensors() -> None:
+    """huggingface/safetensors README.md "Format": u64 little-endian header length, JSON header, raw data."""
+    blob = train.base_weights()
+    assert blob == train.base_weights()  # the same model every run
+    header_len = int.from_bytes(blob[:8], "little")
+    assert header_len % 8 == 0 and blob[8:9] == b"{"
+    tensors = train.read_safetensors(blob)
+    assert {n: (d, s, len(raw)) for n, (d, s, raw) in tensors.items()} == {
+        "0.weight": ("F32", (256, 64), 65536), "1.weight": ("F32", (256, 64), 65536), "1.bias": ("F32", (256,), 1024)}
+    assert len(blob) == 8 + header_len + 33_024 * 4
+    with pytest.raises(ValueError, match="the safetensors header says"):
+        train.read_safetensors(blob[:8] + b"{}")
+
+
+def test_without_dns_the_pods_meet_at_one_object_per_restart_attempt() -> None:
+    c = train.Config.from_env({**ENV, "GPU_PLATFORM_ACCEPTANCE_RENDEZVOUS": "s3",
+                               "GPU_PLATFORM_ACCEPTANCE_POD_IP": "10.244.0.7", "GPU_PLATFORM_ACCEPTANCE_ATTEMPT": "1"})
+    assert (c.rendezvous, c.pod_ip, c.attempt) == ("s3", "10.244.0.7", 1)
+    assert train.rendezvous_key(c.checkpoint_prefix, c.attempt) == "scratch/acceptance-abc123/rendezvous/attempt-1"

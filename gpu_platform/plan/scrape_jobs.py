@@ -1,0 +1,149 @@
+"""The scrape jobs the platform's rules and report read, built once for every Prometheus that runs them.
+
+Three sources feed the rules and the report: dcgm-exporter, kube-state-metrics and Kueue. Whoever scrapes them
+must give their series the same `job` and target labels, or a join reads 0 (docs/report.md). Three scrapers do:
+
+- in-cluster (and external): kube-prometheus-stack's Prometheus, from ServiceMonitors. The Prometheus Operator turns
+  an endpoint into a scrape job whose targets carry namespace, service, pod, container and endpoint
+  (prometheus-operator pkg/prometheus/promcfg.go, generateServiceMonitorConfig) and then the endpoint's own
+  relabelings. `service_monitor_endpoint` gives that endpoint (Kueue's ServiceMonitor, components/monitoring.py);
+  dcgm-exporter's is the GPU Operator's, configured with `honor_labels` and `relabelings` of `SOURCES`
+  (components/gpu_operator.py), kube-state-metrics' the chart's, with `honor_labels` (components/observability.py).
+- managed: the collector's Prometheus configuration (plan/monitoring.scrape_configuration): `prometheus_job` with
+  Kubernetes endpoints discovery, relabelled as the Operator would.
+- the live local cluster's Prometheus (localcluster/prometheus.py): the same `prometheus_job`, with static and HTTP
+  discovery of the local processes; each target carries the Kubernetes discovery labels `discovery_labels` gives, so
+  the same relabelings run on it and give the same labels. Only the addresses differ.
+
+tests/unit/gpu_platform/test_scrape_jobs.py fails when the renderings drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .. import conventions as cv
+
+# The labels Prometheus' Kubernetes service discovery gives an endpoints-role target (prometheus/prometheus
+# discovery/kubernetes/endpoints.go and pod.go): what the relabelings below read.
+META_NAMESPACE = "__meta_kubernetes_namespace"
+META_SERVICE = "__meta_kubernetes_service_name"
+META_PORT = "__meta_kubernetes_endpoint_port_name"
+META_POD = "__meta_kubernetes_pod_name"
+META_CONTAINER = "__meta_kubernetes_pod_container_name"
+META_NODE = "__meta_kubernetes_pod_node_name"
+# Where a target is scraped from, when not the job's metrics_path (Prometheus' reserved target label).
+METRICS_PATH_LABEL = "__metrics_path__"
+METRICS_PATH = "/metrics"
+# `node` from the scraped pod's node, so GPU series join kube-state-metrics' node series: the relabeling the GPU
+# Operator chart's values give as dcgmExporter.serviceMonitor's example, in Prometheus' spelling.
+NODE_RELABELING: Mapping[str, Any] = {"source_labels": [META_NODE], "target_label": cv.NODE_LABEL, "action": "replace"}
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapeSource:
+    """One source the rules and the report read, and how it must be scraped."""
+
+    job: str
+    namespace: str
+    service: str
+    port: str
+    # The series' own labels win over the target's: a GPU keeps the namespace and pod of the workload using it
+    # (dcgm-exporter), an object's labels are its own (kube-state-metrics). Their ServiceMonitors' honorLabels.
+    honor_labels: bool = False
+    # HTTPS with a certificate nobody can verify, and the scraper's bearer token: Kueue serves /metrics so, with a
+    # certificate controller-runtime signs itself unless cert-manager is on, and lets a request in only with a token
+    # that a TokenReview accepts and a SubjectAccessReview allows to get /metrics (kueue v0.19.2 cmd/kueue/main.go;
+    # its chart's own ServiceMonitor skips verification for that reason: kubernetes-sigs/kueue
+    # charts/kueue/templates/prometheus/monitor.yaml).
+    https_unverified: bool = False
+    bearer_token: bool = False
+    # Relabelings after the ServiceMonitor's own (Prometheus' spelling).
+    relabelings: tuple[Mapping[str, Any], ...] = ()
+
+
+def scrape_sources(ksm_namespace: str = cv.MONITORING_NAMESPACE) -> tuple[ScrapeSource, ...]:
+    """dcgm-exporter, kube-state-metrics and Kueue, in that order. kube-state-metrics runs in the monitoring stack's
+    namespace."""
+    return (
+        ScrapeSource(cv.DCGM_JOB, cv.GPU_OPERATOR_NAMESPACE, cv.DCGM_SERVICE, cv.DCGM_PORT, honor_labels=True,
+                     relabelings=(NODE_RELABELING,)),
+        ScrapeSource(cv.KSM_JOB, ksm_namespace, cv.KSM_SERVICE, cv.KSM_PORT, honor_labels=True),
+        ScrapeSource(cv.KUEUE_JOB, cv.KUEUE_NAMESPACE, cv.KUEUE_METRICS_SERVICE, cv.KUEUE_METRICS_PORT,
+                     https_unverified=True, bearer_token=True),
+    )
+
+
+def source(job: str, ksm_namespace: str = cv.MONITORING_NAMESPACE) -> ScrapeSource:
+    return next(s for s in scrape_sources(ksm_namespace) if s.job == job)
+
+
+def relabel_configs(src: ScrapeSource) -> list[dict[str, Any]]:
+    """Keep the source's Service and port, then label the target as a ServiceMonitor does (namespace, service, pod,
+    container, endpoint), then the source's own relabelings."""
+    return [
+        {"action": "keep", "source_labels": [META_SERVICE, META_PORT], "regex": f"{src.service};{src.port}"},
+        {"source_labels": [META_NAMESPACE], "target_label": cv.NAMESPACE_LABEL},
+        {"source_labels": [META_SERVICE], "target_label": cv.SERVICE_LABEL},
+        {"source_labels": [META_POD], "target_label": cv.POD_LABEL},
+        {"source_labels": [META_CONTAINER], "target_label": cv.CONTAINER_LABEL},
+        {"target_label": cv.ENDPOINT_LABEL, "replacement": src.port},
+        *(dict(r) for r in src.relabelings),
+    ]
+
+
+def prometheus_job(src: ScrapeSource, token_file: str = cv.SERVICE_ACCOUNT_TOKEN) -> dict[str, Any]:
+    """The source's <scrape_config> without its discovery section (the caller adds kubernetes_sd_configs, or static
+    or HTTP discovery whose targets carry `discovery_labels`). `token_file`: where this scraper's bearer token is."""
+    job: dict[str, Any] = {"job_name": src.job}
+    if src.honor_labels:
+        job["honor_labels"] = True
+    if src.https_unverified:
+        job["scheme"] = "https"
+        job["tls_config"] = {"insecure_skip_verify": True}
+    if src.bearer_token:
+        job["authorization"] = {"type": "Bearer", "credentials_file": token_file}
+    job["relabel_configs"] = relabel_configs(src)
+    return job
+
+
+def kubernetes_discovery(src: ScrapeSource) -> dict[str, Any]:
+    """Endpoints discovery in the source's namespace (the role a ServiceMonitor's job uses)."""
+    return {"kubernetes_sd_configs": [{"role": "endpoints", "namespaces": {"names": [src.namespace]}}]}
+
+
+def discovery_labels(src: ScrapeSource, *, pod: str | None = None, container: str | None = None,
+                     node: str | None = None, metrics_path: str | None = None) -> dict[str, str]:
+    """The labels Kubernetes endpoints discovery would give a target of the source, for a scraper that finds its
+    targets another way (the live local cluster: no Service, no pod for a host process). Prometheus relabels a
+    target's discovered and group labels alike (a static_config's `labels` included), and takes __metrics_path__ from
+    them before the job's metrics_path (prometheus/prometheus scrape/target.go, PopulateLabels)."""
+    labels = {META_NAMESPACE: src.namespace, META_SERVICE: src.service, META_PORT: src.port}
+    for key, value in ((META_POD, pod), (META_CONTAINER, container), (META_NODE, node),
+                       (METRICS_PATH_LABEL, metrics_path)):
+        if value:
+            labels[key] = value
+    return labels
+
+
+def operator_relabeling(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A relabeling as the Prometheus Operator's RelabelConfig spells it (sourceLabels, targetLabel, ...)."""
+    camel = {"source_labels": "sourceLabels", "target_label": "targetLabel"}
+    return {camel.get(k, k): (list(v) if isinstance(v, (list, tuple)) else v) for k, v in r.items()}
+
+
+def service_monitor_endpoint(src: ScrapeSource) -> dict[str, Any]:
+    """The source as a ServiceMonitor endpoint (monitoring.coreos.com/v1): the Operator's job for it is
+    `prometheus_job` with endpoints discovery."""
+    ep: dict[str, Any] = {"port": src.port, "path": METRICS_PATH}
+    if src.honor_labels:
+        ep["honorLabels"] = True
+    if src.https_unverified:
+        ep["scheme"] = "https"
+        ep["tlsConfig"] = {"insecureSkipVerify": True}
+    if src.bearer_token:
+        ep["bearerTokenFile"] = cv.SERVICE_ACCOUNT_TOKEN
+    if src.relabelings:
+        ep["relabelings"] = [operator_relabeling(r) for r in src.relabelings]
+    return ep

@@ -1,0 +1,70 @@
+"""docs/tasks/pr-preview-in-ci.md against the workflow it describes and the replay's own limits (world: the
+workflow file, the simulator's options and the page on disk).
+
+The page is what a user reads before paying for the what-if job and before handing the workflow secrets; each
+claim below is read from its source: the secrets the workflow references, its secrets provider, the local
+stack's backend (once the real one, through `upsert`), Go's version, the cache's key and the replay's wall-time
+target and ceiling.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import yaml
+
+from simulator.options import MAX_WALL_S, TARGET_WALL_S
+from tests.conftest import ROOT
+
+PAGE = ROOT / "docs" / "tasks" / "pr-preview-in-ci.md"
+WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
+
+
+@functools.cache
+def text() -> str:
+    return " ".join(PAGE.read_text().split())
+
+
+@functools.cache
+def jobs() -> dict:
+    return yaml.safe_load(WORKFLOW.read_text())["jobs"]
+
+
+def step(job: str, uses: str) -> dict:
+    (found,) = [s for s in jobs()[job]["steps"] if str(s.get("uses", "")).startswith(uses + "@")]
+    return found
+
+
+def test_the_page_lists_the_secrets_the_workflow_reads() -> None:
+    read = set(re.findall(r"secrets\.([A-Z_]+)", WORKFLOW.read_text()))
+    table = set(re.findall(r"(?m)^  \| `([A-Z_]+)` \|", PAGE.read_text()))
+    assert table == read == {"PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE", "AWS_PREVIEW_ROLE_ARN"}
+
+
+def test_the_stacks_need_the_passphrase_provider_the_workflow_uses() -> None:
+    assert step("preview", "pulumi/actions")["with"]["secrets-provider"] == "passphrase"
+    assert "`secrets-provider: passphrase`" in text() and "--secrets-provider passphrase" in text()
+
+
+def test_the_local_stack_is_never_upserted_into_the_real_backend() -> None:
+    w = step("preview", "pulumi/actions")["with"]
+    assert w["upsert"] is True
+    assert w["cloud-url"] == ("${{ matrix.stack == 'local' && format('file://{0}/local-backend', runner.temp) "
+                              "|| secrets.PULUMI_BACKEND_URL }}")
+    (local,) = [s for s in jobs()["preview"]["steps"] if s.get("if") == "matrix.stack == 'local'"]
+    assert 'mkdir -p "$RUNNER_TEMP/local-backend"' in local["run"]
+    assert "`file://$RUNNER_TEMP/local-backend`" in text()
+
+
+def test_the_what_if_costs_the_page_names_are_the_workflows_and_the_replays() -> None:
+    whatif = jobs()["whatif"]
+    go = step("whatif", "actions/setup-go")["with"]["go-version"]
+    assert f"Go {go}" in text()
+    key = step("whatif", "actions/cache")["with"]["key"]
+    assert "hashFiles('scripts/tools/*.sh', 'toolchain/**/go.sum')" in key
+    assert "`scripts/tools/*.sh` and `toolchain/**/go.sum`" in text()
+    assert any("etcd-server" in str(s.get("run", "")) for s in whatif["steps"]) and "etcd-server" in text()
+    assert (TARGET_WALL_S, MAX_WALL_S) == (360.0, 600.0)
+    assert f"about {TARGET_WALL_S / 60:g} minutes of wall time, up to {MAX_WALL_S / 60:g}" in text()
+    assert "--synthetic 1" in str(whatif["steps"]) and "`--synthetic 1`" in text()

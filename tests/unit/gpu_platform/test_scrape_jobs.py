@@ -1,0 +1,166 @@
+"""One source for the scrape jobs: the live local cluster's Prometheus, the managed collector (mode managed) and the
+ServiceMonitors kube-prometheus-stack's Prometheus selects (modes in-cluster and external) scrape dcgm-exporter,
+kube-state-metrics and Kueue with the same job names, settings and relabelings (gpu_platform/plan/scrape_jobs.py),
+so the live tests prove what EKS gets. A drift between any two fails here.
+
+World: none. Every rendering is a pure function of the plan (the prod stack's, or the local stack's for the local
+Prometheus); no cluster, no Prometheus. Relabeling is applied by `relabel` below, the subset of Prometheus'
+relabel semantics the jobs use (keep, replace with the default regex and replacement), to show which labels a target
+ends with on each side.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+from components.gpu_operator import chart_values
+from components.monitoring import kueue_service_monitor_spec
+from components.observability import kube_prometheus_stack_values
+from gpu_platform.plan.monitoring import scrape_configuration
+from localcluster import prometheus as local_prometheus
+from tests.conftest import plan_of
+
+DCGM, KSM, KUEUE = "nvidia-dcgm-exporter", "kube-state-metrics", "kueue-controller-manager-metrics-service"
+DISCOVERY = ("kubernetes_sd_configs", "static_configs", "http_sd_configs")
+# What a ServiceMonitor's job labels every target with (prometheus-operator generateServiceMonitorConfig), then
+# the source's own relabelings: written out, so a change to either side shows here.
+SERVICE_MONITOR_LABELS = [
+    {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
+    {"source_labels": ["__meta_kubernetes_service_name"], "target_label": "service"},
+    {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
+    {"source_labels": ["__meta_kubernetes_pod_container_name"], "target_label": "container"},
+]
+NODE = {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node", "action": "replace"}
+
+
+def keep(service: str, port: str) -> dict[str, Any]:
+    return {"action": "keep", "source_labels": ["__meta_kubernetes_service_name", "__meta_kubernetes_endpoint_port_name"],
+            "regex": f"{service};{port}"}
+
+
+EXPECTED_RELABELINGS = {
+    DCGM: [keep(DCGM, "gpu-metrics"), *SERVICE_MONITOR_LABELS, {"target_label": "endpoint", "replacement": "gpu-metrics"},
+           NODE],
+    KSM: [keep(KSM, "http"), *SERVICE_MONITOR_LABELS, {"target_label": "endpoint", "replacement": "http"}],
+    KUEUE: [keep(KUEUE, "https"), *SERVICE_MONITOR_LABELS, {"target_label": "endpoint", "replacement": "https"}],
+}
+EXPECTED_SETTINGS = {
+    DCGM: {"honor_labels": True},
+    KSM: {"honor_labels": True},
+    KUEUE: {"scheme": "https", "tls_config": {"insecure_skip_verify": True}},
+}
+
+
+def managed_jobs() -> dict[str, dict[str, Any]]:
+    return {j["job_name"]: j for j in scrape_configuration(plan_of("prod").addons.monitoring)["scrape_configs"]}
+
+
+def local_jobs(tmp: Path = Path("state")) -> dict[str, dict[str, Any]]:
+    cfg = local_prometheus.config(kueue_metrics="127.0.0.1:1", telemetry="127.0.0.1:2", prometheus="127.0.0.1:3",
+                                  karpenter_metrics=None, token_file=tmp / "scrape.token", rule_file=tmp / "rules.yaml")
+    return {j["job_name"]: j for j in cfg["scrape_configs"]}
+
+
+def without_discovery(job: dict[str, Any]) -> dict[str, Any]:
+    """The job as every scraper must run it: what finds its targets and where this scraper keeps its token aside."""
+    out = {k: v for k, v in copy.deepcopy(job).items() if k not in DISCOVERY}
+    if "authorization" in out:
+        out["authorization"].pop("credentials_file")
+    return out
+
+
+def relabel(labels: dict[str, str], rules: list[dict[str, Any]]) -> dict[str, str] | None:
+    """Prometheus relabeling for keep and replace (regex anchored, default (.*), replacement $1); None: dropped.
+    Labels starting with __ are removed afterwards, as Prometheus does for a target."""
+    out = dict(labels)
+    for r in rules:
+        value = ";".join(out.get(s, "") for s in r.get("source_labels", []))
+        m = re.fullmatch(r.get("regex", "(.*)"), value)
+        action = r.get("action", "replace")
+        if action == "keep":
+            if not m:
+                return None
+        elif action == "replace":
+            if m:
+                result = m.expand(r.get("replacement", "$1").replace("$1", r"\1")) if m.groups() else r.get(
+                    "replacement", "$1")
+                if result:
+                    out[r["target_label"]] = result
+                else:
+                    out.pop(r["target_label"], None)
+        else:
+            raise AssertionError(f"relabel action {action} is not emulated here")
+    return {k: v for k, v in out.items() if not k.startswith("__")}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_every_scraper_runs_the_three_jobs_under_the_names_the_rules_read() -> None:
+    assert list(managed_jobs()) == [DCGM, KSM, KUEUE]
+    assert [j for j in local_jobs() if j in (DCGM, KSM, KUEUE)] == [KUEUE, DCGM, KSM]
+    # in-cluster, a ServiceMonitor without jobLabel names the job after the Service: Kueue's
+    assert "jobLabel" not in kueue_service_monitor_spec()
+
+
+def test_local_and_managed_jobs_differ_only_in_how_targets_are_found() -> None:
+    local, managed = local_jobs(), managed_jobs()
+    for job in (DCGM, KSM, KUEUE):
+        assert without_discovery(local[job]) == without_discovery(managed[job]), job
+        assert without_discovery(managed[job]) == {"job_name": job, **EXPECTED_SETTINGS[job],
+                                                   **({"authorization": {"type": "Bearer"}} if job == KUEUE else {}),
+                                                   "relabel_configs": EXPECTED_RELABELINGS[job]}, job
+    assert managed[KUEUE]["authorization"]["credentials_file"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    assert local[KUEUE]["authorization"]["credentials_file"] == "state/scrape.token"
+
+
+def test_a_local_target_ends_with_the_labels_an_eks_target_does() -> None:
+    """The same relabelings on what each scraper discovers: Kubernetes endpoints discovery on EKS, the static and
+    HTTP discovery labels of the local processes."""
+    eks_dcgm = {"__address__": "10.0.3.7:9400", "__meta_kubernetes_namespace": "gpu-operator",
+                "__meta_kubernetes_service_name": DCGM, "__meta_kubernetes_endpoint_port_name": "gpu-metrics",
+                "__meta_kubernetes_pod_name": "nvidia-dcgm-exporter-x7k2p",
+                "__meta_kubernetes_pod_container_name": "nvidia-dcgm-exporter",
+                "__meta_kubernetes_pod_node_name": "ip-10-0-3-7.ec2.internal"}
+    assert relabel(eks_dcgm, managed_jobs()[DCGM]["relabel_configs"]) == {
+        "namespace": "gpu-operator", "service": DCGM, "pod": "nvidia-dcgm-exporter-x7k2p",
+        "container": "nvidia-dcgm-exporter", "endpoint": "gpu-metrics", "node": "ip-10-0-3-7.ec2.internal"}
+    # the telemetry's HTTP discovery of one simulated GPU node (localcluster/telemetry.py, targets)
+    from localcluster.telemetry import Telemetry
+
+    t = Telemetry(plan_of("local"))
+    t.update([{"metadata": {"name": "train-0", "labels": {"gpu-platform.io/pool": "train"},
+                            "annotations": {"kwok.x-k8s.io/node": "fake"}},
+               "status": {"allocatable": {"nvidia.com/gpu": "8"}}}], [], [])
+    (target,) = t.targets("127.0.0.1:2")
+    local = relabel(target["labels"], local_jobs()[DCGM]["relabel_configs"])
+    assert local is not None and {k: v for k, v in local.items() if k != "pod"} == {
+        "namespace": "gpu-operator", "service": DCGM, "container": "nvidia-dcgm-exporter", "endpoint": "gpu-metrics",
+        "node": "train-0", "instance": "train-0:9400"}
+    # Kueue and kube-state-metrics: host processes, labelled as their Services' endpoints (no pod, no node)
+    for job, service_labels in ((KUEUE, {"namespace": "kueue-system", "service": KUEUE, "endpoint": "https"}),
+                                (KSM, {"namespace": "monitoring", "service": KSM, "endpoint": "http"})):
+        (group,) = local_jobs()[job]["static_configs"]
+        assert relabel(group["labels"], local_jobs()[job]["relabel_configs"]) == service_labels, job
+    # a target of another Service or port is not scraped by the job
+    assert relabel({**eks_dcgm, "__meta_kubernetes_endpoint_port_name": "metrics"},
+                   managed_jobs()[DCGM]["relabel_configs"]) is None
+
+
+def test_the_in_cluster_service_monitors_carry_the_same_settings() -> None:
+    plan = plan_of("prod")
+    # Kueue's ServiceMonitor (components/monitoring.py)
+    (ep,) = kueue_service_monitor_spec()["endpoints"]
+    assert ep == {"port": "https", "path": "/metrics", "scheme": "https", "tlsConfig": {"insecureSkipVerify": True},
+                  "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token"}
+    # dcgm-exporter's, the GPU Operator's (components/gpu_operator.py): honor labels and `node` from the pod's node
+    sm = chart_values(plan)["dcgmExporter"]["serviceMonitor"]
+    assert sm["honorLabels"] is EXPECTED_SETTINGS[DCGM]["honor_labels"]
+    assert sm["relabelings"] == [{"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node",
+                                  "action": "replace"}]
+    # kube-state-metrics', the chart's (in-cluster: kube-prometheus-stack's subchart)
+    values = kube_prometheus_stack_values(plan.addons.monitoring, "grafana_dashboard", "1")
+    assert values["kube-state-metrics"]["prometheus"]["monitor"]["http"]["honorLabels"] is True
