@@ -9,7 +9,6 @@ must carry it.
 from __future__ import annotations
 
 import functools
-import re
 
 from gpu_platform.kueue_config import WAIT_FOR_PODS_READY_TIMEOUT
 from localcluster.autoscaler import DEFAULT_SCALE_DOWN_DELAY, DEFAULT_SCALE_UP_DELAY
