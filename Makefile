@@ -14,9 +14,12 @@ unexport PYTHONDONTWRITEBYTECODE
 # The Go-built tool chain (scripts/toolchain) is what the local stack runs on (its local API server) and
 # the fallback where nothing can be downloaded (GPU_PLATFORM_OFFLINE=1). Other stacks on a connected
 # machine run the official Pulumi CLI, and scripts/pulumi-env installs their provider plugins.
-ENGINE := $(if $(filter local,$(STACK)),toolchain,$(if $(filter 1,$(GPU_PLATFORM_OFFLINE)),toolchain,))
+# The local stack builds only what its cluster runs, after checking the machine (localcluster/prerequisites.py).
+ENGINE := $(if $(filter local,$(STACK)),local-tools,$(if $(filter 1,$(GPU_PLATFORM_OFFLINE)),toolchain,))
+# `down` starts no cluster: the engine alone.
+ENGINE_ONLY := $(if $(filter local,$(STACK)),local-engine,$(if $(filter 1,$(GPU_PLATFORM_OFFLINE)),toolchain,))
 
-.PHONY: help venv toolchain validate plan render check config-reference test test-unit test-integration test-live test-faults preview up down refresh cluster-start cluster-stop bench clean
+.PHONY: help venv toolchain local-tools local-engine validate plan render check config-reference test test-unit test-integration test-live test-faults preview up down refresh cluster-start cluster-stop bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -30,6 +33,12 @@ venv: $(VENV)/.installed  ## create the virtualenv from pinned requirements
 
 toolchain:  ## build or reuse pulumi, its Python host, the Kubernetes provider, kube-apiserver, promtool
 	scripts/toolchain
+
+local-tools: venv  ## check the local cluster's prerequisites; build or reuse only the tools it runs
+	$(PY) -m localcluster.prerequisites
+
+local-engine: venv
+	$(PY) -m localcluster.prerequisites --engine
 
 validate: venv  ## validate STACK's config
 	$(PY) -m platform_cli validate --stack $(STACK)
@@ -68,13 +77,13 @@ preview: venv $(ENGINE)  ## real `pulumi preview` of STACK with the policy pack
 up: venv $(ENGINE)  ## deploy STACK (local: onto the local API server)
 	scripts/pulumi-env $(STACK) up
 
-down: venv $(ENGINE)  ## destroy STACK (local: and stop the local API server)
+down: venv $(ENGINE_ONLY)  ## destroy STACK (local: and stop the local API server)
 	scripts/pulumi-env $(STACK) down
 
 refresh: venv $(ENGINE)
 	scripts/pulumi-env $(STACK) refresh
 
-cluster-start: toolchain  ## start the local API server
+cluster-start: local-tools  ## start the local API server
 	scripts/local-cluster start
 
 cluster-stop:  ## stop the local API server

@@ -2,7 +2,7 @@
 
 One fresh cluster of the real node's test stack (tests/live/real_node_stack.yaml, copied into the run's directory:
 pool `small`, one L4 time-sliced 4 ways, team zeta holding one unit of it, a 5 s termination grace period) with the
-real node (localcluster/realnode.py: a kubelet with containerd and runc) registered in pool `small`
+real node (localcluster/realnode: a kubelet with containerd and runc) registered in pool `small`
 (LOCAL_CLUSTER_REAL_NODE=small), on ports of its own (32443/22890, below the kernel's ephemeral port range), deployed by the real engine. The tenant submits
 with `kubectl create` under a member's certificate; a watch on the team's pods times, on the client clock:
 

@@ -1,4 +1,4 @@
-"""`python -m localcluster COMMAND`: the files scripts/local-cluster hands to kubectl and to its processes.
+"""`python -m localcluster COMMAND`: the files the local cluster's driver hands to kubectl and to its processes.
 
 Every command writes files and prints a one-line summary; errors go to stderr with exit 2.
 """

@@ -1,7 +1,7 @@
 """The one Python driver of the local cluster and of the Pulumi CLI beside it.
 
-`scripts/local-cluster` owns the processes (their pid files are its own: a pid is asked of it with `pid
-COMPONENT`), `scripts/pulumi-env` owns a user's CLI environment; the simulator's sessions, the test layers
+`scripts/local-cluster` (localcluster/cli.py) owns the processes (their pid files are its own: a pid is asked
+of it with `pid COMPONENT`), `scripts/pulumi-env` owns a user's CLI environment; the simulator's sessions, the test layers
 and the benchmarks each start clusters in state directories and on ports of their own and run the CLI
 against a throwaway file backend, so they share this: the script's environment for one cluster, the offline
 environment pulumi-env sets, and a stack created without writing into the checkout.
@@ -87,7 +87,7 @@ class LocalCluster:
     workloads: str = "none"
     # Prometheus and the GPU telemetry (LOCAL_CLUSTER_PROMETHEUS): off unless asked.
     prometheus: bool = False
-    # The real node (LOCAL_CLUSTER_REAL_NODE, localcluster/realnode.py): off unless asked (a pool, or "1"); it
+    # The real node (LOCAL_CLUSTER_REAL_NODE, localcluster/realnode): off unless asked (a pool, or "1"); it
     # needs root, and one runs per machine.
     real_node: str = "none"
     settings: dict[str, str] = field(default_factory=dict)

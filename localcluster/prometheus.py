@@ -172,7 +172,7 @@ def write(plan: Plan, out: Path, *, kueue_metrics: str, telemetry: str, promethe
 
 
 def local_url(state_dir: Path) -> str | None:
-    """The Prometheus of a running local cluster: the port scripts/local-cluster started it on (cluster.env
+    """The Prometheus of a running local cluster: the port the local cluster started it on (cluster.env
     PROMETHEUS_PORT; none when the cluster runs without it)."""
     env = state_dir / "cluster.env"
     if not env.exists():

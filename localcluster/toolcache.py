@@ -14,3 +14,6 @@ CACHE_ENV = "GPU_PLATFORM_CACHE"
 DEFAULT_CACHE = Path.home() / ".cache" / "gpu-platform"
 CACHE = Path(os.environ.get(CACHE_ENV, DEFAULT_CACHE))
 BIN = CACHE / "bin"
+# The reference CRDs (scripts/tools/reference.sh --crds: the tests' upstream copies, <cache>/src/reference/crds):
+# the local cluster installs them when they are there; nothing it runs needs them.
+REFERENCE_CRDS = CACHE / "src" / "reference" / "crds"

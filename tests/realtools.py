@@ -7,6 +7,7 @@ Under CI a missing tool fails the test; elsewhere it skips with the command that
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -19,7 +20,9 @@ from typing import Any, Callable, Iterator
 from localcluster import driver
 from localcluster.driver import LocalCluster
 from localcluster.toolcache import BIN
+from tests import reference_data
 from tests.conftest import require_tools
+from tests.reference_data import CRDS_ENV
 
 LOCAL_PASSPHRASE = "local-only-passphrase"  # documented default, local stack only
 ENGINE_TOOLS = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes")
@@ -105,8 +108,13 @@ def local_cluster(state: Path, apiserver_port: str, etcd_port: str,
                   extra: dict[str, str] | None = None) -> LocalCluster:
     """A cluster in STATE on the given ports; EXTRA: LOCAL_CLUSTER_* settings. No workload controller and
     no Prometheus unless a test asks ("" runs the stack's controllers): they cost start time and CPU, and
-    only the live layer's tests use them (tests/live/conftest.py)."""
-    return LocalCluster(state, apiserver_port, etcd_port, settings=dict(extra or {}))
+    only the live layer's tests use them (tests/live/conftest.py). The reference CRDs are installed (the
+    tests dry-run objects against them, tests/integration/test_karpenter_crds.py): fetched by
+    scripts/tools/reference.sh when the cache lacks them, unless the caller's GPU_PLATFORM_CRDS names others."""
+    settings = dict(extra or {})
+    if CRDS_ENV not in settings and not os.environ.get(CRDS_ENV):
+        settings[CRDS_ENV] = str(reference_data.crd_dir())
+    return LocalCluster(state, apiserver_port, etcd_port, settings=settings)
 
 
 def cluster_env(state: Path, apiserver_port: str, etcd_port: str,

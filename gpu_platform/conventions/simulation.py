@@ -13,7 +13,7 @@ from .labels import PREFIX
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 KWOK_NODE_ANNOTATION_VALUE = "fake"
 # What kind of node a local cluster's node is, for `kubectl get nodes -L gpu-platform.io/node-kind`: "real" on the
-# kubelet node (localcluster/realnode.py); the simulated ones carry KWOK_NODE_ANNOTATION instead.
+# kubelet node (localcluster/realnode); the simulated ones carry KWOK_NODE_ANNOTATION instead.
 NODE_KIND_LABEL = f"{PREFIX}/node-kind"
 NODE_KIND_REAL = "real"
 # A pod on a simulated node finishes (Succeeded) this long after it starts Running: a Go duration such as

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ensure the container runtime of the local cluster's real node (localcluster/realnode.py) is installed:
+# Ensure the container runtime of the local cluster's real node (localcluster/realnode) is installed:
 # containerd (1.6 or newer), runc and the CNI plugins the node uses (bridge, host-local, loopback, portmap).
 # Uses what is on PATH (and a plugin directory realnode.py knows), otherwise installs Debian's containerd, runc
 # and containernetworking-plugins packages (needs root and apt-get), as scripts/tools/etcd.sh installs etcd;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ensure the kubelet of the local cluster's real node ($CACHE/bin/kubelet, localcluster/realnode.py) is in the
+# Ensure the kubelet of the local cluster's real node ($CACHE/bin/kubelet, localcluster/realnode) is in the
 # tool cache, built from the k8s.io/kubernetes Go module at the API server's version (KUBE_VERSION and
 # BUILD_DATE are read from scripts/tools/kube-apiserver.sh, their one spelling) the way that script builds the
 # API server: a wrapper module (toolchain/kubelet) that replaces every staging module by its published version,

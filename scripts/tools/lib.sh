@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Shared helpers for scripts/tools/<tool>.sh (source it; it is not executable), and the one place the
-# shell spells the tool cache's location: scripts/toolchain, scripts/pulumi-env and scripts/local-cluster
+# shell spells the tool cache's location: scripts/toolchain, scripts/pulumi-env and .ci/run
 # source it for $TC_CACHE too (Python's twin is localcluster/toolcache.py; tests/unit/scripts/test_tool_cache.py
 # holds them equal).
 #

@@ -3,16 +3,14 @@ nothing running, and a component is never reported dead while it starts, nor lef
 fails (the newcomer's first `make up` did both: "kueue exited" one second after launching Kueue, with Kueue
 alive and left behind).
 
-The launch races are forced rather than hoped for: a `setsid` first on PATH that hides its arguments and
-waits before it execs (the window between the background shell's fork and the component's exec, stretched
-to a second), then forks as util-linux setsid does when its caller leads a process group (sys-utils/setsid.c),
-so the shell's `$!` is a process that is already gone. And the window inside an exec, when the process's
-command line reads empty (the kernel has not yet given the new image its arguments: torvalds/linux
-fs/proc/base.c get_mm_cmdline), stretched the same way: after writing its pid file the launcher first runs a
-program whose command line is empty for a second, which then execs the component (a kuberay-operator
-binary off a busy disk was reported exited in that window, alive).
+The driver (localcluster/supervise.py) forks and execs each component itself and writes the pid Popen returns,
+so no launcher stands between the pid file and the component. What is left of the race is forced rather than
+hoped for: the window inside an exec, when the process's command line reads empty (the kernel has not yet given
+the new image its arguments: torvalds/linux fs/proc/base.c get_mm_cmdline), stretched to a second by an `env`
+first on PATH (the components that take a variable, Kueue and Karpenter among them, are launched through `env`)
+that runs a program whose command line is empty for a second, which then execs the real `env` and the component
+(a kuberay-operator binary off a busy disk was reported exited in that window, alive).
 """
-
 from __future__ import annotations
 
 import os
@@ -27,35 +25,23 @@ from tests.realtools import CLUSTER_TOOLS, cluster_env, interrupt_after, process
 PORTS = ("30543", "21890")  # this test's own: every suite's cluster has its ports
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kueue", "kwok")
 
-# The stand-in keeps its arguments in a file, so while it waits its command line names nothing of the state
-# directory (as the forked shell's does before exec), then runs the real setsid with --fork.
-SLOW_FORKING_SETSID = """#!/usr/bin/env bash
-args="$(mktemp "${TMPDIR:-/tmp}/setsid-args.XXXXXX")"
-# a launch is `setsid bash -c SCRIPT local-cluster-launch PIDFILE COMMAND...`: COMMAND goes through blank-exec
-[ "${4:-}" != local-cluster-launch ] || set -- "${@:1:5}" "$(dirname "$0")/blank-exec" "${@:6}"
-printf '%s\\0' "$@" >"$args"
-exec bash -c 'sleep "$1"; mapfile -d "" -t a <"$2"; rm -f "$2"; exec "$3" --fork "${a[@]}"' delayed-exec \\
-  "${SETSID_DELAY:-1}" "$args" "$(command -v setsid.real)"
-"""
-
-# Runs its arguments after a second in which its command line is empty: bash reads the script from standard
-# input, started with an empty argv[0] and no arguments (its arguments wait in a file).
-BLANK_EXEC = """#!/usr/bin/env bash
+# Runs its arguments with the real env after a second in which its command line is empty: bash reads the script
+# from standard input, started with an empty argv[0] and no arguments (its arguments wait in a file).
+SLOW_EXEC_ENV = """#!/usr/bin/env bash
 args="$(mktemp "${TMPDIR:-/tmp}/blank-args.XXXXXX")"
 printf '%s\\0' "$@" >"$args"
-exec -a '' bash <<<"sleep ${BLANK_DELAY:-1}; mapfile -d '' -t a <'$args'; rm -f '$args'; exec \\"\\${a[@]}\\" </dev/null"
+real="$(dirname "$0")/env.real"
+exec -a '' bash <<<"sleep ${BLANK_DELAY:-1}; mapfile -d '' -t a <'$args'; rm -f '$args'; exec '$real' \\"\\${a[@]}\\" </dev/null"
 """
 
 
 def racing_env(tmp_path: Path, state: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     stand_in = tmp_path / "bin"
     stand_in.mkdir()
-    real = subprocess.run(["bash", "-c", "command -v setsid"], capture_output=True, text=True, check=True).stdout.strip()
-    (stand_in / "setsid.real").symlink_to(real)
-    (stand_in / "setsid").write_text(SLOW_FORKING_SETSID)
-    (stand_in / "setsid").chmod(0o755)
-    (stand_in / "blank-exec").write_text(BLANK_EXEC)
-    (stand_in / "blank-exec").chmod(0o755)
+    real = subprocess.run(["bash", "-c", "command -v env"], capture_output=True, text=True, check=True).stdout.strip()
+    (stand_in / "env.real").symlink_to(real)
+    (stand_in / "env").write_text(SLOW_EXEC_ENV)
+    (stand_in / "env").chmod(0o755)
     env = cluster_env(state, *PORTS, extra)
     env["PATH"] = f"{stand_in}:{env['PATH']}"
     return env
@@ -77,12 +63,12 @@ def broken_crds(tmp_path: Path) -> Path:
     return tmp_path / "crds"
 
 
-@pytest.mark.parametrize("launcher", ["setsid", "slow forking setsid"])
+@pytest.mark.parametrize("launcher", ["env", "env slow to exec"])
 def test_a_start_that_fails_after_its_first_processes_stops_them(tmp_path: Path, launcher: str) -> None:
     require(CLUSTER_TOOLS)
     state = tmp_path / "cluster"
     extra = {"GPU_PLATFORM_CRDS": str(broken_crds(tmp_path))}
-    env = racing_env(tmp_path, state, extra) if launcher != "setsid" else cluster_env(state, *PORTS, extra)
+    env = racing_env(tmp_path, state, extra) if launcher != "env" else cluster_env(state, *PORTS, extra)
     out = local_cluster(env, "start", check=False)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "installing the CRDs (crds) failed" in out.stderr, out.stderr
@@ -92,7 +78,7 @@ def test_a_start_that_fails_after_its_first_processes_stops_them(tmp_path: Path,
     assert status.returncode == 3, status.stdout
 
 
-def test_components_slow_to_exec_and_forked_by_setsid_start_and_stop(tmp_path: Path) -> None:
+def test_components_slow_to_exec_start_and_stop(tmp_path: Path) -> None:
     require(CLUSTER_TOOLS)
     state = tmp_path / "cluster"
     env = racing_env(tmp_path, state, {"GPU_PLATFORM_CRDS": "none"})

@@ -1,6 +1,6 @@
 """The real node, live: a tenant's job runs as a real container under the real kubelet (built from k8s.io/kubernetes
 at the API server's version, with Debian's containerd and runc, CNI bridge networking and the project's GPU device
-plugin: localcluster/realnode.py), beside the KWOK-simulated nodes, admitted by Kueue and placed by the scheduler
+plugin: localcluster/realnode), beside the KWOK-simulated nodes, admitted by Kueue and placed by the scheduler
 exactly as on EKS.
 
 Its own cluster (tests/live/real_node_stack.yaml: a pool whose one-unit pod fits a small machine's real node, and
@@ -253,7 +253,7 @@ def test_a_start_after_a_crash_removes_what_the_crashed_node_left(real: RealNode
     real.kubectl("create", "-f", "-", tenant=True, input=job)
     wait_for(lambda: [p for p in real.get("pods", "-n", TEAM, "-l", "batch.kubernetes.io/job-name=crashed")["items"]
                       if p["status"].get("phase") == "Running"], 120, "the job's pod Running")
-    before = realnode._cgroup_pids(realnode._cgroup_roots(layout))
+    before = realnode.cgroup_pids(realnode.cgroup_roots(layout))
     assert before, "no container process in the node's cgroups"
     # Every process of the cluster dies at once (a machine's OOM killer, kill -9): runc's containers and
     # containerd's shims outlive them by design, with their mounts, network namespaces and cgroups.
@@ -264,12 +264,12 @@ def test_a_start_after_a_crash_removes_what_the_crashed_node_left(real: RealNode
         os.kill(pid, 9)
     wait_for(lambda: all(not Path(f"/proc/{p}").exists() or "Z" in Path(f"/proc/{p}/stat").read_text().split()[2]
                          for p in pids), 10, "the cluster's processes gone")
-    assert before & realnode._cgroup_pids(realnode._cgroup_roots(layout)), "the containers died with the cluster"
-    assert any(m.startswith(f"{layout.dir}/") for m in realnode._mountpoints())
+    assert before & realnode.cgroup_pids(realnode.cgroup_roots(layout)), "the containers died with the cluster"
+    assert any(m.startswith(f"{layout.dir}/") for m in realnode.mountpoints())
 
     real.cluster.driver.start(timeout=600)
     # The crashed node's containers are gone; the node is Ready again with its four units.
-    assert not before & realnode._cgroup_pids(realnode._cgroup_roots(layout))
+    assert not before & realnode.cgroup_pids(realnode.cgroup_roots(layout))
     node = real.get("node", NODE)
     assert is_true(node, "Ready") and node["status"]["allocatable"]["nvidia.com/gpu.shared"] == "4"
     assert len([line for line in subprocess.run(["ip", "-o", "link", "show", "type", "bridge"], capture_output=True,

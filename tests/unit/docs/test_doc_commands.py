@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from localcluster.cli import COMMANDS
 from tests.conftest import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "tasks").glob("*.md"))]
@@ -39,9 +40,8 @@ def makefile_targets() -> set[str]:
 
 
 def local_cluster_subcommands() -> set[str]:
-    script = (ROOT / "scripts" / "local-cluster").read_text()
-    dispatch = script[script.index('\ncase "$cmd" in'):]
-    return {w for words in re.findall(r"(?m)^\s+([a-z][a-z-]*(?:\|[a-z][a-z-]*)*)\)", dispatch) for w in words.split("|")}
+    """The commands scripts/local-cluster's driver dispatches (localcluster/cli.py), and its help."""
+    return set(COMMANDS) | {"help"}
 
 
 def test_the_readers_find_targets_and_subcommands() -> None:

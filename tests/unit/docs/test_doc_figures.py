@@ -19,6 +19,7 @@ import pytest
 from gpu_platform import conventions as cv
 from gpu_platform import workload_controllers as wc
 from gpu_platform.images import DEFAULT_ALLOWED_REGISTRIES
+from localcluster.ports import Ports
 from localcluster.workloads import LOCAL
 from policies.gpu_policies import settings as st
 from tests.conftest import ROOT, rendered
@@ -58,12 +59,13 @@ def test_counts_reads_digits_and_words() -> None:
     assert counts("the cluster gets two admission policies, then 11 admission policies", "admission policies") == [2, 11]
 
 
-# ---- ports of the local cluster: scripts/local-cluster decides them, from the API server's port ------------
+# ---- ports of the local cluster: localcluster/ports.py decides them, from the API server's port -----------
 
 def script_offsets() -> dict[str, int]:
-    """scripts/local-cluster's `<NAME>_PORT=$((APISERVER_PORT + N))`: name -> N."""
-    text = (ROOT / "scripts" / "local-cluster").read_text()
-    return {name: int(n) for name, n in re.findall(r"(?m)^\s*(\w+)_PORT=\$\(\(APISERVER_PORT \+ (\d+)\)\)", text)}
+    """localcluster.ports.Ports' ports at an offset from the API server's: NAME -> offset."""
+    ports = Ports(apiserver=0, etcd=100_000)
+    values = {name.upper(): getattr(ports, name) for name, attr in vars(Ports).items() if isinstance(attr, property)}
+    return {name: n for name, n in values.items() if isinstance(n, int) and n < 100_000}
 
 
 def test_the_script_still_spells_the_ports_this_test_reads() -> None:

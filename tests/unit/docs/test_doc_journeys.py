@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from localcluster.cli import COMMANDS
 from tests.conftest import ROOT
 from tests.doc_journeys import EXPECTED, JOURNEYS, PAGES, MarkerError, blocks, journey, missing_or_forbidden, script
 
@@ -60,10 +61,7 @@ def test_every_marked_block_is_valid_bash() -> None:
 
 
 def test_every_local_cluster_subcommand_a_block_calls_exists() -> None:
-    script = (ROOT / "scripts" / "local-cluster").read_text()
-    dispatch = script[script.index('\ncase "$cmd" in'):]
-    known = set(re.findall(r"(?m)^\s+([a-z][a-z-]*(?:\|[a-z][a-z-]*)*)\)", dispatch))
-    known = {w for words in known for w in words.split("|")}
+    known = set(COMMANDS)   # what scripts/local-cluster's driver dispatches (localcluster/cli.py)
     used = {m for name in JOURNEYS for b in journey(name) for m in re.findall(r"scripts/local-cluster ([a-z-]+)", b.code)}
     assert used == {"kubeconfig", "user"} and used <= known, (used, sorted(known))
 

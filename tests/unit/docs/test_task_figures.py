@@ -9,10 +9,10 @@ must carry it.
 from __future__ import annotations
 
 import functools
-import re
 
 from gpu_platform.kueue_config import WAIT_FOR_PODS_READY_TIMEOUT
 from localcluster.autoscaler import DEFAULT_SCALE_DOWN_DELAY, DEFAULT_SCALE_UP_DELAY
+from localcluster.ports import Ports
 from tests.conftest import ROOT, plan_of, spec_of
 
 TASKS = ROOT / "docs" / "tasks"
@@ -24,11 +24,12 @@ def page(name: str) -> str:
 
 
 def script_defaults() -> dict[str, int]:
-    text = (ROOT / "scripts" / "local-cluster").read_text()
-    defaults = {k: int(v) for k, v in re.findall(r'(?m)^\s*(APISERVER_PORT|ETCD_PORT)="\$\{LOCAL_CLUSTER_\w+:-(\d+)\}"', text)}
-    offsets = [int(n) for n in re.findall(r"(?m)^\s*\w+_PORT=\$\(\(APISERVER_PORT \+ (\d+)\)\)", text)]
-    (peer,) = re.findall(r"(?m)^\s*ETCD_PEER_PORT=\$\(\(ETCD_PORT \+ (\d+)\)\)", text)
-    return {**defaults, "LAST_OFFSET": max(offsets), "PEER": defaults["ETCD_PORT"] + int(peer)}
+    """The local cluster's default ports, from the driver's ports (localcluster/ports.py)."""
+    p = Ports()
+    offsets = [getattr(p, name) - p.apiserver for name, attr in vars(Ports).items()
+               if isinstance(attr, property) and isinstance(getattr(p, name), int) and getattr(p, name) > p.apiserver
+               and getattr(p, name) - p.apiserver < 100]
+    return {"APISERVER_PORT": p.apiserver, "ETCD_PORT": p.etcd, "LAST_OFFSET": max(offsets), "PEER": p.etcd_peer}
 
 
 def test_try_locally_names_the_ports_the_script_takes() -> None:

@@ -74,9 +74,9 @@ def test_an_unknown_component_is_refused_with_the_valid_ones(tmp_path: Path, arg
 
 
 def test_nothing_but_the_scripts_own_tests_reads_its_pid_files() -> None:
-    """The pid files are the script's (`pid COMPONENT` answers); its start tests watch them appear."""
+    """The pid files are the driver's (`pid COMPONENT` answers); its own tests watch them appear."""
     own = {Path("tests/integration/test_local_cluster_start.py"), Path("tests/simulate/test_interrupt.py"),
-           Path("tests/unit/localcluster/test_local_cluster_driver.py")}
+           Path("tests/unit/localcluster/test_local_cluster_driver.py"), Path("tests/unit/localcluster/test_supervise.py")}
     pid_file = re.compile(r'"run"\s*/\s*f?"[^"]*\.pid"|run/[\w*{}-]+\.pid')
     # Each top-level directory but the virtualenv (whose files the filter below drops anyway) is walked.
     files = [p for top in ROOT.iterdir() if top.is_dir() and top.name != ".venv" for p in top.glob("**/*.py")]

@@ -1,4 +1,4 @@
-"""The real node's decisions (localcluster/realnode.py): which pool it joins, what its kubelet reserves, what its
+"""The real node's decisions (localcluster/realnode): which pool it joins, what its kubelet reserves, what its
 network, runtime and kubelet are given, what images it has; and that cleanup of a node that left nothing is a no-op.
 The processes themselves run in tests/live/test_real_node.py."""
 

@@ -1,0 +1,209 @@
+"""What `make up` of the local stack needs, checked before anything is built or started, and the tools it builds:
+only those the chosen cluster runs.
+
+Each missing prerequisite is named with what to do about it (Linux; kubectl and openssl on PATH; Go where a tool
+must be built; apt-get, and root or sudo, where etcd or the real node's containerd must be installed from Debian
+packages). The tools: the Pulumi engine only when no official Pulumi CLI is on PATH (scripts/pulumi-env then runs
+the official one), the control plane, Prometheus unless LOCAL_CLUSTER_PROMETHEUS=0, the stack's workload
+controllers (or LOCAL_CLUSTER_WORKLOADS's), the real node's only with LOCAL_CLUSTER_REAL_NODE; never the tests'
+reference data, promtool or actionlint. Before a cold build it says which tools it builds and about how long that
+takes.
+
+`python -m localcluster.prerequisites [--check] [--engine]`: check, then build or link the tools (--check: check
+only, and say what a build would take; --engine: only the Pulumi engine, as `make down` needs). Exit 0, or 2 with
+every missing prerequisite listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from .state import ROOT, from_environment
+from .toolcache import BIN
+
+TOOLS_DIR = ROOT / "scripts" / "tools"
+GO_MIN = (1, 26)
+ENGINE = ("pulumi", "pulumi-language-python", "pulumi-resource-kubernetes")
+CONTROL_PLANE = ("etcd", "kube-apiserver", "kueue", "kwok", "karpenter-kwok", "helm")
+REAL_NODE = ("containerd", "kubelet", "gpu-device-plugin", "node-images")
+# Installed from Debian packages when not on PATH (scripts/tools/etcd.sh, containerd.sh), not built.
+FROM_APT = frozenset({"etcd", "containerd"})
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A scripts/tools/<name>.sh: the binary whose link in the tool cache says it is there, and its cold build's
+    seconds on 2 cores (docs/toolchain.md, measured with other work sharing the CPU: upper bounds)."""
+
+    name: str
+    binary: str
+    cold_seconds: int
+
+
+TOOLS = {t.name: t for t in (
+    Tool("pulumi", "pulumi", 720), Tool("pulumi-language-python", "pulumi-language-python", 120),
+    Tool("pulumi-resource-kubernetes", "pulumi-resource-kubernetes", 1020),
+    Tool("etcd", "etcd", 60), Tool("kube-apiserver", "kube-apiserver", 560), Tool("kueue", "kueue", 600),
+    Tool("kwok", "kwok", 240), Tool("karpenter-kwok", "karpenter-kwok", 280), Tool("helm", "helm", 240),
+    Tool("prometheus", "prometheus", 270), Tool("jobset", "jobset-controller", 200),
+    Tool("lws", "lws-controller", 210), Tool("trainer", "trainer-controller-manager", 190),
+    Tool("kuberay", "kuberay-operator", 110), Tool("containerd", "containerd", 90), Tool("kubelet", "kubelet", 560),
+    Tool("gpu-device-plugin", "gpu-device-plugin", 60), Tool("node-images", "", 90),
+)}
+
+
+def official_pulumi(path: str, cache_bin: Path = BIN) -> str | None:
+    """A Pulumi CLI on PATH outside the tool cache (scripts/pulumi-env's connected mode runs it)."""
+    cache = cache_bin.resolve()
+    for d in filter(None, path.split(os.pathsep)):
+        candidate = Path(d) / "pulumi"
+        if Path(d).resolve() != cache and candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def needed(env: Mapping[str, str], workload_tools: Sequence[str], cluster: bool = True) -> list[str]:
+    """The tool scripts `make up` of the local stack runs, in order (WORKLOAD_TOOLS: the stack's controllers';
+    CLUSTER False: the stack goes onto another cluster, GPU_PLATFORM_KUBECONFIG, and only the engine is needed)."""
+    engine = [] if env.get("GPU_PLATFORM_OFFLINE") != "1" and official_pulumi(env.get("PATH", "")) else list(ENGINE)
+    if not cluster:
+        return engine
+    settings = from_environment(env, Path.cwd())
+    tools = engine + list(CONTROL_PLANE) + (["prometheus"] if settings.monitoring else []) + list(workload_tools)
+    return tools + (list(REAL_NODE) if wants_real_node(env) else [])
+
+
+def wants_real_node(env: Mapping[str, str]) -> bool:
+    return (env.get("LOCAL_CLUSTER_REAL_NODE") or "none").lower() not in ("", "none", "0", "no", "false")
+
+
+def cold(tools: Sequence[str], cache_bin: Path = BIN) -> list[str]:
+    """The tools whose binary the cache does not hold yet (a link that leads nowhere counts as none)."""
+    def present(t: Tool) -> bool:
+        return not t.binary or (cache_bin / t.binary).exists()
+    return [name for name in tools if not present(TOOLS[name])]
+
+
+def go_version(text: str) -> tuple[int, int] | None:
+    """(major, minor) of `go version`'s answer ("go version go1.26.3 linux/amd64")."""
+    m = re.search(r"\bgo(\d+)\.(\d+)", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def installed_go(which=shutil.which) -> tuple[int, int] | None:
+    go = which("go")
+    return go_version(subprocess.run([go, "version"], capture_output=True, text=True).stdout) if go else None
+
+
+def problems(env: Mapping[str, str], to_build: Sequence[str], system: str, euid: int, which,
+             go: tuple[int, int] | None, cluster: bool = True) -> list[str]:
+    """Every missing prerequisite, each with what to do (SYSTEM, EUID, WHICH and GO: this machine's, given;
+    CLUSTER False: no local cluster runs)."""
+    found: list[str] = []
+    if not cluster:
+        return _go(to_build, go)
+    if system != "Linux":
+        found.append(f"the local cluster runs etcd, the Kubernetes control plane and (for a real node) containerd as "
+                     f"Linux host processes; this is {system}: use a Linux machine or VM, or deploy onto another "
+                     "cluster with GPU_PLATFORM_KUBECONFIG=<kubeconfig> make up")
+    for command, why, how in (
+            ("kubectl", "the local cluster is set up and used with it", "kubernetes.io/docs/tasks/tools"),
+            ("openssl", "the local cluster's certificates are made with it", "Debian and Ubuntu: apt-get install openssl")):
+        if which(command) is None:
+            found.append(f"{command} is not on PATH ({why}): install it ({how})")
+    found += _go(to_build, go)
+    for tool in [t for t in to_build if t in FROM_APT or t == "node-images"]:
+        package = {"etcd": "etcd-server", "containerd": "containerd runc containernetworking-plugins",
+                   "node-images": "busybox-static gcc libc6-dev"}[tool]
+        if tool in FROM_APT and which(tool) is not None:
+            continue   # its script takes the one on PATH when it is new enough
+        if which("apt-get") is None:
+            found.append(f"{tool} is not on PATH and there is no apt-get to install it: install {package} yourself")
+        elif euid != 0:
+            found.append(f"{tool} is not on PATH: install it with sudo apt-get install {package}, or run make up as "
+                         "root")
+    if wants_real_node(env) and euid != 0:
+        found.append("LOCAL_CLUSTER_REAL_NODE needs root (the real node mounts, makes cgroups and network links): "
+                     "run make up as root, or LOCAL_CLUSTER_REAL_NODE=none")
+    return found
+
+
+def _go(to_build: Sequence[str], version: tuple[int, int] | None) -> list[str]:
+    """Go, where a tool must be built."""
+    built = [t for t in to_build if t not in FROM_APT and t != "node-images"]
+    if not built:
+        return []
+    if version is not None and version >= GO_MIN:
+        return []
+    have = f"found go{version[0]}.{version[1]}" if version else "none found"
+    return [f"Go {GO_MIN[0]}.{GO_MIN[1]} or newer is not on PATH ({have}): it builds {', '.join(built)} into the tool "
+            "cache (go.dev/doc/install)"]
+
+
+# Built together, the tools share the Go build cache (client-go, controller-runtime and the Kubernetes libraries
+# compile once): the whole tool chain took 57 minutes on 2 cores (docs/performance.md), 54% of its tools' own times
+# added up (106 minutes with promtool's and actionlint's). A build of some of them takes 45 to 60% of their sum.
+SHARED_CACHE_FACTORS = (0.45, 0.6)
+
+
+def estimate(tools: Sequence[str]) -> str:
+    """How long a cold build of TOOLS takes (their own times added up, SHARED_CACHE_FACTORS of that)."""
+    total = sum(TOOLS[t].cold_seconds for t in tools) / 60
+    low, high = (max(1, round(total * f)) for f in SHARED_CACHE_FACTORS)
+    return f"{low} to {high} min on 2 cores, less with more"
+
+
+def stack_workload_tools(env: Mapping[str, str]) -> list[str]:
+    """The tools of the workload controllers the start will run (the stack's, or LOCAL_CLUSTER_WORKLOADS's)."""
+    from gpu_platform.stack_files import load_plan
+
+    from . import workloads
+
+    settings = from_environment(env, Path.cwd())
+    plan = load_plan(settings.stack, None)[1]
+    return [workloads.BY_COMPONENT[c].tool for c in workloads.components(plan, settings.workloads)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m localcluster.prerequisites", description=__doc__.splitlines()[0])
+    p.add_argument("--check", action="store_true", help="check only; say what a build would take")
+    p.add_argument("--engine", action="store_true", help="only the Pulumi engine (no local cluster starts)")
+    args = p.parse_args(argv)
+    env = dict(os.environ)
+    # Another cluster (GPU_PLATFORM_KUBECONFIG), or a command that starts none: nothing runs here.
+    cluster = not env.get("GPU_PLATFORM_KUBECONFIG") and not args.engine
+    try:
+        tools = needed(env, stack_workload_tools(env) if cluster else [], cluster)
+    except Exception as err:  # noqa: BLE001  (an invalid stack or setting: its reason)
+        print(f"prerequisites: error: {err}", file=sys.stderr)
+        return 2
+    to_build = cold(tools)
+    missing = problems(env, to_build, platform.system(), os.geteuid(), shutil.which, installed_go(), cluster)
+    if missing:
+        print("prerequisites: missing:", file=sys.stderr)
+        for problem in missing:
+            print(f"  - {problem}", file=sys.stderr)
+        return 2
+    if to_build:
+        print(f"prerequisites: building or installing {', '.join(to_build)} into the tool cache, once ({estimate(to_build)}; "
+              "later runs reuse them)", file=sys.stderr, flush=True)
+    if args.check:
+        return 0
+    failed = [t for t in tools if subprocess.run([str(TOOLS_DIR / f"{t}.sh")], stdout=subprocess.DEVNULL).returncode]
+    if failed:
+        print(f"prerequisites: error: could not build or install {', '.join(failed)} (above)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
