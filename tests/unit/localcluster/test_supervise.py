@@ -68,6 +68,12 @@ def test_a_pid_file_naming_another_program_is_not_ours(state: Path) -> None:
 def test_a_process_of_the_state_directory_without_a_pid_file_is_stopped_as_a_stray(state: Path, tmp_path: Path) -> None:
     sup = Supervisor(Paths(state))
     stray = subprocess.Popen([_named(tmp_path, "kwok"), "-f", str(state / "watched")], start_new_session=True)
+    # Popen returns at exec's point of no return, when the kernel closes the close-on-exec pipe and before it sets
+    # the new program's arguments up: /proc/PID/cmdline can read empty for a moment (a whole fast run once saw
+    # strays() == []). A stray is an established process: wait until its arguments show.
+    deadline = time.monotonic() + 5
+    while not Path(f"/proc/{stray.pid}/cmdline").read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.01)
     # merely mentions the directory: not one of the cluster's programs
     bystander = subprocess.Popen(["tail", "-f", str(state / "watched")], start_new_session=True)
     try:
