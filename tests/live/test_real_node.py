@@ -246,6 +246,111 @@ def test_a_container_that_exits_1_fails_the_job_at_once(real: RealNodeCluster) -
     _delete_and_free(real, "crash")
 
 
+def _finished(real: RealNodeCluster, name: str) -> dict[str, Any] | None:
+    j = real.get("job", "-n", TEAM, name)
+    return j if is_true(j, "Complete") or is_true(j, "Failed") else None
+
+
+def test_an_emptydir_and_a_claim_keep_their_data_across_a_container_restart(real: RealNodeCluster) -> None:
+    """Kubernetes' promise (concepts/storage/volumes, emptyDir: "a container crashing does not remove a Pod from a
+    node. The data in an emptyDir volume is safe across container crashes"), kept by the real kubelet: the first run of
+    the container writes a mark into an emptyDir and into a claimed volume and exits 1; the kubelet restarts it in the
+    same pod (restartPolicy OnFailure) and the second run finds both marks. The claim's volume is a directory of this
+    machine (a hostPath PersistentVolume bound by name, as a statically provisioned volume is), so the bytes are checked
+    on the disk too."""
+    host_dir = real.cluster.state / "realnode-volumes" / "keep"
+    host_dir.mkdir(parents=True, exist_ok=True)
+    host_dir.chmod(0o777)   # the restricted profile's container runs as 65534
+    pv = f"{TEAM}-keep"
+    real.kubectl("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": pv},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                 "persistentVolumeReclaimPolicy": "Retain", "storageClassName": cv.DEFAULT_STORAGE_CLASS,
+                 "hostPath": {"path": str(host_dir), "type": "Directory"},
+                 "claimRef": {"namespace": TEAM, "name": "keep"}}}))
+    _create(real, [{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "keep", "namespace": TEAM},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": cv.DEFAULT_STORAGE_CLASS,
+                             "volumeName": pv, "resources": {"requests": {"storage": "1Gi"}}}}])
+    script = ('if [ -f /scratch/mark ] && [ -f /keep/mark ]; then echo "kept: $(cat /scratch/mark) $(cat /keep/mark)";'
+              ' exit 0; fi; echo "$HOSTNAME" >/scratch/mark; echo "$HOSTNAME" >/keep/mark; echo "first run"; exit 1')
+    objs = _job(real, "volumes", priority="development", command=["sh", "-c", script])
+    pod = objs[0]["spec"]["template"]["spec"]
+    # An in-place container restart needs restartPolicy OnFailure, which podFailurePolicy refuses (batch/v1): this
+    # one Job leaves the template's failure policy out; its pod is otherwise the template's.
+    del objs[0]["spec"]["podFailurePolicy"]
+    pod["restartPolicy"] = "OnFailure"
+    pod["volumes"] += [{"name": "scratch", "emptyDir": {}},
+                       {"name": "keep", "persistentVolumeClaim": {"claimName": "keep"}}]
+    pod["containers"][0]["volumeMounts"] += [{"name": "scratch", "mountPath": "/scratch"},
+                                             {"name": "keep", "mountPath": "/keep"}]
+    _create(real, objs)
+    done = wait_for(lambda: _finished(real, "volumes"), 120, "the job finished")
+    assert is_true(done, "Complete"), done["status"]
+    (ended,) = _pods(real, "volumes")
+    name = ended["metadata"]["name"]
+    assert ended["spec"]["nodeName"] == NODE
+    assert ended["status"]["containerStatuses"][0]["restartCount"] == 1
+    # The second run's log. (Not the first run's with --previous: once the pod has ended, the kubelet's container
+    # garbage collection keeps one dead container per pod, the last, and says "previous terminated container not
+    # found", as a real run showed.)
+    assert real.kubectl("logs", "-n", TEAM, name, tenant=True).stdout.strip() == f"kept: {name} {name}"
+    assert (host_dir / "mark").read_text().strip() == name
+    _delete_and_free(real, "volumes")
+    real.kubectl("delete", "pvc", "-n", TEAM, "keep", "--wait=true", "--timeout=60s")
+    real.kubectl("delete", "pv", pv, "--wait=true", "--timeout=60s")
+
+
+def test_a_lost_nodes_job_gets_a_new_pod_without_failing(real: RealNodeCluster) -> None:
+    """The real kubelet stops (the instance is lost) under a running job: the node lifecycle controller marks it
+    NodeStatusUnknown once its heartbeats stop, the node object is deleted as EKS's cloud node controller (or
+    Karpenter, or node repair) deletes a terminated instance's node, and the pod garbage collector fails the orphaned
+    pod with a DisruptionTarget condition (kubernetes v1.33.13 pkg/controller/podgc/gc_controller.go gcOrphaned).
+    The template's Ignore rule on that condition keeps it out of the Job's failure count: the Job makes a new pod,
+    which runs once a node of the pool is back (the real node re-registering, or one Karpenter added), and the Job
+    is never Failed. When the kubelet comes back it kills the lost pod's container, whose pod no longer exists.
+    The multi-node gang's whole-workload eviction on a lost node is the KWOK test's (tests/live/test_node_failure.py):
+    this machine has one real node."""
+    _create(real, _job(real, "lost", priority="development"))
+    first = wait_for(lambda: next((p for p in _pods(real, "lost") if p["status"].get("phase") == "Running"), None),
+                     120, "the job Running on the real node")
+    assert first["spec"]["nodeName"] == NODE
+    layout = realnode.Layout(real.cluster.state)
+    containers = realnode.cgroup_pids(realnode.cgroup_roots(layout))
+    assert containers, "no container process in the node's cgroups"
+    real.cluster.driver.stop_component("kubelet")
+    try:
+        ready = wait_for(lambda: (c := condition(real.get("node", NODE), "Ready")) and c["status"] == "Unknown" and c,
+                         120, "the node's Ready condition Unknown")
+        assert ready["reason"] == "NodeStatusUnknown", ready
+        # The container outlives its kubelet: the node is lost to the cluster, not stopped.
+        assert containers & realnode.cgroup_pids(realnode.cgroup_roots(layout))
+        real.kubectl("delete", "node", NODE, "--wait=true", "--timeout=60s")
+        wait_for(lambda: first["metadata"]["uid"] not in {p["metadata"]["uid"] for p in _pods(real, "lost")}, 120,
+                 "the lost pod collected")
+        job = real.get("job", "-n", TEAM, "lost")
+        assert not is_true(job, "Failed") and job["status"].get("failed", 0) == 0, job["status"]
+        wait_for(lambda: [p for p in _pods(real, "lost") if p["metadata"]["uid"] != first["metadata"]["uid"]], 60,
+                 "the Job's new pod")
+    finally:
+        real.cluster.driver.restart("kubelet")
+    wait_for(lambda: is_true(real.get("node", NODE), "Ready"), 120, "the real node Ready again")
+    again = wait_for(lambda: next((p for p in _pods(real, "lost") if p["status"].get("phase") == "Running"), None),
+                     120, "the job's new pod Running")
+    assert again["metadata"]["uid"] != first["metadata"]["uid"]
+    # The returning kubelet stopped the container of the pod that no longer exists.
+    wait_for(lambda: not containers & realnode.cgroup_pids(realnode.cgroup_roots(layout)), 60,
+             "the lost pod's container stopped")
+    wl = _workload(real, "lost")
+    assert is_true(wl, "Admitted") and not is_true(wl, "Evicted"), wl["status"]
+    job = real.get("job", "-n", TEAM, "lost")
+    assert not is_true(job, "Failed") and job["status"].get("failed", 0) == 0, job["status"]
+    _delete_and_free(real, "lost")
+    # A simulated node Karpenter may have added for the new pod while the real node was away goes with it.
+    for n in real.get("nodes", "-l", f"{cv.POOL}={POOL}")["items"]:
+        if n["metadata"]["name"] != NODE:
+            real.kubectl("delete", "node", n["metadata"]["name"], "--wait=false")
+
+
 def test_a_start_after_a_crash_removes_what_the_crashed_node_left(real: RealNodeCluster) -> None:
     layout = realnode.Layout(real.cluster.state)
     job = run([sys.executable, "-m", "platform_cli", "job", "--stack", str(real.stack_file), "--team", TEAM,
