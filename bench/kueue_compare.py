@@ -29,24 +29,19 @@ import argparse
 import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
-
-import yaml
 
 from bench import bare_kueue, time_split
 from bench.bare_replay import BareReplay
 from bench.common import report_figures, tools_missing
 from bench.kueue_baseline import compare, expected_at, format_table
 from bench.scale import (TOOLS, Replay, clean, cpu_seconds, delta, deploy, load, metrics_text, parse_metrics,
-                         progress, registration, stack_config, wait_ready)
-from gpu_platform.stack_files import load_plan
+                         parse_seed_arguments, progress, registration, seed_stack, wait_ready)
 from localcluster.api import ApiError, Client
 from localcluster.prometheus import scrape_token
 from localcluster.session import Session, SessionError
-from localcluster.signals import interrupt_on_sigterm
 from localcluster.toolcache import CACHE
 
 PHASES = ("bare", "platform")
@@ -125,21 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--node-scale", type=float, default=1.0, help="multiply the seed pools' nodes (default 1)")
     ap.add_argument("--phases", type=parse_phases, default=list(PHASES),
                     help="which replays, in which order (default bare,platform)")
-    ap.add_argument("--timeout", type=float, default=3600.0, help="most seconds one replay may take")
-    ap.add_argument("--state", help="state directory (default: a temporary one, removed at the end)")
-    ap.add_argument("--keep", action="store_true", help="leave the cluster running")
-    ap.add_argument("--json", help="write the figures to this file")
-    args = ap.parse_args(argv)
-    if not 0 < args.fraction <= 1:
-        ap.error("--fraction must be in (0, 1]")
-    interrupt_on_sigterm()
+    args = parse_seed_arguments(ap, argv)
     if tools_missing("kueue_compare", TOOLS, CACHE / "bin"):
         return 3
-    state = Path(args.state) if args.state else Path(tempfile.mkdtemp(prefix="gpu-platform-bench-compare-"))
-    state.mkdir(parents=True, exist_ok=True)
-    stack_file = state / "seed-scale.yaml"
-    stack_file.write_text(yaml.safe_dump({"config": stack_config(args.node_scale)}, sort_keys=False))
-    plan = load_plan(None, str(stack_file))[1]
+    state, stack_file, plan = seed_stack(args.state, args.node_scale, "gpu-platform-bench-compare-")
     apiserver_port = int(os.environ.get("LOCAL_CLUSTER_APISERVER_PORT", "17443"))
     session = Session(state, stack_file, apiserver_port=apiserver_port,
                       etcd_port=int(os.environ.get("LOCAL_CLUSTER_ETCD_PORT", "24790")))

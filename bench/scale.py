@@ -467,12 +467,9 @@ def deploy(session: Session, attempts: int = 3) -> dict[str, Any]:
             "load": load()}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fraction", type=float, default=0.02, help="of Kueue's 15,000 workloads (default 0.02)")
-    ap.add_argument("--node-scale", type=float, default=1.0, help="multiply the seed pools' nodes (default 1)")
-    ap.add_argument("--policies-off", action="store_true", help="replay again without the platform's policies")
-    ap.add_argument("--idle", type=float, default=30.0, help="seconds to measure the idle cluster (default 30)")
+def parse_seed_arguments(ap: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """The options every seed-scale replay shares (this one's and bench.kueue_compare's) added and all parsed; a
+    fraction outside (0, 1] refused; from here SIGTERM interrupts, so the session's teardown runs."""
     ap.add_argument("--timeout", type=float, default=3600.0, help="most seconds one replay may take")
     ap.add_argument("--state", help="state directory (default: a temporary one, removed at the end)")
     ap.add_argument("--keep", action="store_true", help="leave the cluster running")
@@ -481,13 +478,29 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.fraction <= 1:
         ap.error("--fraction must be in (0, 1]")
     interrupt_on_sigterm()
-    if tools_missing("scale", TOOLS, CACHE / "bin"):
-        return 3
-    state = Path(args.state) if args.state else Path(tempfile.mkdtemp(prefix="gpu-platform-bench-scale-"))
+    return args
+
+
+def seed_stack(state_dir: str | None, node_scale: float, prefix: str) -> tuple[Path, Path, Any]:
+    """The run's state directory (STATE_DIR, or a new temporary one named PREFIX...), the seed-scale stack file
+    written into it, and that stack's plan."""
+    state = Path(state_dir) if state_dir else Path(tempfile.mkdtemp(prefix=prefix))
     state.mkdir(parents=True, exist_ok=True)
     stack_file = state / "seed-scale.yaml"
-    stack_file.write_text(yaml.safe_dump({"config": stack_config(args.node_scale)}, sort_keys=False))
-    plan = load_plan(None, str(stack_file))[1]
+    stack_file.write_text(yaml.safe_dump({"config": stack_config(node_scale)}, sort_keys=False))
+    return state, stack_file, load_plan(None, str(stack_file))[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fraction", type=float, default=0.02, help="of Kueue's 15,000 workloads (default 0.02)")
+    ap.add_argument("--node-scale", type=float, default=1.0, help="multiply the seed pools' nodes (default 1)")
+    ap.add_argument("--policies-off", action="store_true", help="replay again without the platform's policies")
+    ap.add_argument("--idle", type=float, default=30.0, help="seconds to measure the idle cluster (default 30)")
+    args = parse_seed_arguments(ap, argv)
+    if tools_missing("scale", TOOLS, CACHE / "bin"):
+        return 3
+    state, stack_file, plan = seed_stack(args.state, args.node_scale, "gpu-platform-bench-scale-")
     session = Session(state, stack_file,
                       apiserver_port=int(os.environ.get("LOCAL_CLUSTER_APISERVER_PORT", "17443")),
                       etcd_port=int(os.environ.get("LOCAL_CLUSTER_ETCD_PORT", "24790")))
