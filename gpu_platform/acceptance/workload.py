@@ -57,17 +57,27 @@ def failed_here(step: int, events: Sequence[Event], expected: str) -> StepResult
     return None
 
 
+def _every_rank(step: int, expected: str, by_rank: dict[object, Event], kind: str, pods: int, field: str,
+               none_says: str) -> StepResult | None:
+    """Step STEP failed unless every one of PODS ranks sent its KIND event with a positive FIELD (what it failed
+    on, said as the step's other checks say it), else None."""
+    if len(by_rank) < pods:
+        return StepResult.failed(step, expected,
+                                 f"a {kind} event from {len(by_rank)} pod(s) (ranks {sorted(map(str, by_rank))})")
+    missing = sorted(str(r) for r, e in by_rank.items() if not (_number(e, field) or 0) > 0)
+    if missing:
+        return StepResult.failed(step, expected, f"{none_says} on rank(s) {', '.join(missing)}")
+    return None
+
+
 def evaluate_data_pull(events: Sequence[Event], pods: int) -> StepResult:
     """Step 2 from the first attempt's events: a `data` event from every rank with bytes read."""
     expected = f"a dataset sample and the base weights read from the team's data path by each of {pods} pods"
     if (failed := failed_here(2, events, expected)) is not None:
         return failed
     data = of_kind(events, "data")
-    if len(data) < pods:
-        return StepResult.failed(2, expected, f"a data event from {len(data)} pod(s) (ranks {sorted(map(str, data))})")
-    empty = sorted(str(r) for r, e in data.items() if not (_number(e, "bytes") or 0) > 0)
-    if empty:
-        return StepResult.failed(2, expected, f"no bytes read on rank(s) {', '.join(empty)}")
+    if (short := _every_rank(2, expected, data, "data", pods, "bytes", "no bytes read")) is not None:
+        return short
     total = int(sum(_number(e, "bytes") or 0 for e in data.values()))
     slowest = max(data.values(), key=lambda e: _number(e, "seconds") or 0.0)
     seconds = _number(slowest, "seconds") or 0.0
@@ -98,11 +108,8 @@ def evaluate_training(events: Sequence[Event], pods: int, window_s: float) -> St
     if (failed := failed_here(4, events, expected)) is not None:
         return failed
     done = of_kind(events, "done")
-    if len(done) < pods:
-        return StepResult.failed(4, expected, f"a done event from {len(done)} pod(s) (ranks {sorted(map(str, done))})")
-    idle = sorted(str(r) for r, e in done.items() if not (_number(e, "steps") or 0) > 0)
-    if idle:
-        return StepResult.failed(4, expected, f"no step trained on rank(s) {', '.join(idle)}")
+    if (short := _every_rank(4, expected, done, "done", pods, "steps", "no step trained")) is not None:
+        return short
     trained = min(_number(e, "trained_s") or _number(e, "seconds") or 0.0 for e in done.values())
     last = max(int(_number(e, "last_step") or 0) for e in done.values())
     step_time = max(_number(e, "step_time_s") or 0.0 for e in done.values())
