@@ -39,7 +39,7 @@ NODE = f"{POOL}-real"
 # cluster's: a port in it can be any client connection's source port, and a component that binds every interface
 # (Karpenter, API server +7) then fails with "address already in use" (CI at 1d79d03: the crash test's restart).
 APISERVER_PORT = os.environ.get("GPU_PLATFORM_REAL_NODE_APISERVER_PORT", "31443")
-ETCD_PORT = os.environ.get("GPU_PLATFORM_REAL_NODE_ETCD_PORT", "21890")
+ETCD_PORT = os.environ.get("GPU_PLATFORM_REAL_NODE_ETCD_PORT", "22390")
 REAL_NODE_TOOLS = ("kubelet", "gpu-device-plugin", "containerd", "ctr")
 
 
