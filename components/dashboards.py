@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
 from . import alerts as a
@@ -41,9 +42,23 @@ def per_device(expr: str, extra: str = "") -> str:
     return f"max by ({DEVICE}{', ' + extra if extra else ''}) ({expr})"
 
 
+def in_pool(metric: str, pool_selector: str) -> str:
+    """A DCGM series with its node's pool: dcgm-exporter knows the node, the plan's node-pool series the pool."""
+    return f"{metric} * on (node) group_left (pool) {a.NODE_POOL}{pool_selector}"
+
+
+# The NVLink error counters the health dashboard plots, with each line's legend.
+NVLINK_ERRORS: tuple[tuple[str, str], ...] = (
+    (cv.DCGM_NVLINK_RECOVERY_ERRORS, "recovery_error"),
+    (cv.DCGM_NVLINK_REPLAY_ERRORS, "replay_error"),
+    (cv.DCGM_NVLINK_CRC_DATA_ERRORS, "crc_data_error"),
+    (cv.DCGM_NVLINK_CRC_FLIT_ERRORS, "crc_flit_error"),
+)
+
+
 def framebuffer_by_team(team_selector: str = "") -> str:
-    """Framebuffer used per team: each device's own DCGM_FI_DEV_FB_USED, given to the teams whose pods hold it.
-    Under virtual GPUs dcgm-exporter 4.8.3 reports a held device's memory as the device's series without pod
+    """Framebuffer used per team: each device's own framebuffer used (cv.HELD_FIELD), given to the teams whose pods
+    hold it. Under virtual GPUs dcgm-exporter 4.8.3 reports a held device's memory as the device's series without pod
     labels plus one per-process series per pod (with pod_uid), and a pod's per-process value is its processes'
     memory found through /proc/<pid>/cgroup: 0 when the exporter does not share the host's PID namespace, the GPU
     Operator's default (chart values dcgmExporter.hostPID: false; NVIDIA/dcgm-exporter internal/pkg/
@@ -161,10 +176,9 @@ def fleet(plan: Plan) -> Dashboard:
                           "{{team}} / {{pool}}"),)),
             Panel("SM and memory activity by pool", "Streaming-multiprocessor and DRAM activity: how hard the GPUs "
                   "that are busy are actually worked.",
-                  (Target(f"avg by (pool) ({per_device('DCGM_FI_PROF_SM_ACTIVE * on (node) group_left (pool) ' + a.NODE_POOL + pool, 'pool')})",
-                          "{{pool}} SM"),
-                   Target(f"avg by (pool) ({per_device('DCGM_FI_PROF_DRAM_ACTIVE * on (node) group_left (pool) ' + a.NODE_POOL + pool, 'pool')})",
-                          "{{pool}} DRAM")), unit="percentunit"),
+                  (Target(f"avg by (pool) ({per_device(in_pool(cv.DCGM_SM_ACTIVE, pool), 'pool')})", "{{pool}} SM"),
+                   Target(f"avg by (pool) ({per_device(in_pool(cv.DCGM_DRAM_ACTIVE, pool), 'pool')})", "{{pool}} DRAM")),
+                  unit="percentunit"),
             Panel("Framebuffer memory used by team", "GPU memory of the GPUs and MIG instances each team's pods "
                   "hold (a time-sliced GPU's memory counts in full for every team using it).",
                   (Target(framebuffer_by_team('{team=~"$team"}'), "{{team}}"),), unit="mbytes"),
@@ -181,28 +195,29 @@ def queues(plan: Plan) -> Dashboard:
         uid="gpu-platform-queues",
         title="GPU queues: wait and admissions by ClusterQueue",
         description="Kueue pending workloads, admissions, wait times and quota usage per ClusterQueue.",
-        variables=(("cluster_queue", "label_values(kueue_pending_workloads, cluster_queue)"),),
+        variables=(("cluster_queue", f"label_values({cv.KUEUE_PENDING_WORKLOADS}, cluster_queue)"),),
         panels=(
             Panel("Pending workloads", "Workloads waiting for quota (active) or parked until something changes (inadmissible).",
-                  (Target(f"sum by (cluster_queue, status) (kueue_pending_workloads{cq})", "{{cluster_queue}} {{status}}"),)),
+                  (Target(f"sum by (cluster_queue, status) ({cv.KUEUE_PENDING_WORKLOADS}{cq})",
+                          "{{cluster_queue}} {{status}}"),)),
             Panel("Admissions per minute", "Workloads admitted.",
-                  (Target(f"sum by (cluster_queue) (rate(kueue_admitted_workloads_total{cq}[$__rate_interval])) * 60",
+                  (Target(f"sum by (cluster_queue) (rate({cv.KUEUE_ADMITTED_WORKLOADS}{cq}[$__rate_interval])) * 60",
                           "{{cluster_queue}}"),)),
             Panel("Admission wait time (p50, p90)", "Time from creation or requeue to admission.",
                   (Target("histogram_quantile(0.5, sum by (cluster_queue, le) "
-                          f"(rate(kueue_admission_wait_time_seconds_bucket{cq}[$__rate_interval])))", "{{cluster_queue}} p50"),
+                          f"(rate({cv.KUEUE_ADMISSION_WAIT_BUCKETS}{cq}[$__rate_interval])))", "{{cluster_queue}} p50"),
                    Target("histogram_quantile(0.9, sum by (cluster_queue, le) "
-                          f"(rate(kueue_admission_wait_time_seconds_bucket{cq}[$__rate_interval])))", "{{cluster_queue}} p90")),
+                          f"(rate({cv.KUEUE_ADMISSION_WAIT_BUCKETS}{cq}[$__rate_interval])))", "{{cluster_queue}} p90")),
                   unit="s"),
             Panel("GPU usage against nominal quota", "Admitted GPU units per ClusterQueue and flavor; above nominal is borrowed.",
-                  (Target(f"sum by (cluster_queue, flavor) (kueue_cluster_queue_resource_usage{cq_gpu})",
+                  (Target(f"sum by (cluster_queue, flavor) ({cv.KUEUE_RESOURCE_USAGE}{cq_gpu})",
                           "{{cluster_queue}} / {{flavor}} usage"),
-                   Target(f"sum by (cluster_queue, flavor) (kueue_cluster_queue_nominal_quota{cq_gpu})",
+                   Target(f"sum by (cluster_queue, flavor) ({cv.KUEUE_NOMINAL_QUOTA}{cq_gpu})",
                           "{{cluster_queue}} / {{flavor}} nominal"))),
             Panel("Admitted active workloads", "Admitted workloads that are running.",
-                  (Target(f"sum by (cluster_queue) (kueue_admitted_active_workloads{cq})", "{{cluster_queue}}"),)),
+                  (Target(f"sum by (cluster_queue) ({cv.KUEUE_ADMITTED_ACTIVE_WORKLOADS}{cq})", "{{cluster_queue}}"),)),
             Panel("Evictions per hour by reason", "Preemptions, PodsReady timeouts and other evictions.",
-                  (Target(f"sum by (cluster_queue, reason) (rate(kueue_evicted_workloads_total{cq}[$__rate_interval])) * 3600",
+                  (Target(f"sum by (cluster_queue, reason) (rate({cv.KUEUE_EVICTED_WORKLOADS}{cq}[$__rate_interval])) * 3600",
                           "{{cluster_queue}} {{reason}}"),)),
         ),
     )
@@ -219,49 +234,51 @@ def health(plan: Plan) -> Dashboard:
         variables=(("node", f"label_values({a.NODE_POOL}, node)"),),
         panels=(
             Panel("XID errors (5 min window)", "XIDs reported by the driver, by code. 48, 63, 64, 74, 79, 94 and 95 alert.",
-                  (Target(f"sum by (node, gpu, xid) ({per_device(f'DCGM_EXP_XID_ERRORS_COUNT{sel}', 'xid')})",
+                  (Target(f"sum by (node, gpu, xid) ({per_device(cv.DCGM_XID_ERRORS_COUNT + sel, 'xid')})",
                           "{{node}} GPU {{gpu}} XID {{xid}}"),)),
             Panel("ECC errors per hour", "Single-bit (corrected) and double-bit (uncorrectable) volatile ECC errors.",
-                  (Target(f"sum by (node, gpu) ({per_device(f'increase(DCGM_FI_DEV_ECC_SBE_VOL_TOTAL{sel}[1h])')})",
+                  (Target(f"sum by (node, gpu) ({per_device(f'increase({cv.DCGM_ECC_SBE_VOLATILE}{sel}[1h])')})",
                           "{{node}} GPU {{gpu}} SBE"),
-                   Target(f"sum by (node, gpu) ({per_device(f'increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{sel}[1h])')})",
+                   Target(f"sum by (node, gpu) ({per_device(f'increase({cv.DCGM_ECC_DBE_VOLATILE}{sel}[1h])')})",
                           "{{node}} GPU {{gpu}} DBE"))),
             Panel("Remapped rows", "Rows remapped for correctable and uncorrectable errors, and remap failures (1 = failed).",
-                  (Target(f"max by (node, gpu) (DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS{sel})", "{{node}} GPU {{gpu}} correctable"),
-                   Target(f"max by (node, gpu) (DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{sel})", "{{node}} GPU {{gpu}} uncorrectable"),
-                   Target(f"max by (node, gpu) (DCGM_FI_DEV_ROW_REMAP_FAILURE{sel})", "{{node}} GPU {{gpu}} failure"))),
+                  (Target(f"max by (node, gpu) ({cv.DCGM_CORRECTABLE_REMAPPED_ROWS}{sel})", "{{node}} GPU {{gpu}} correctable"),
+                   Target(f"max by (node, gpu) ({cv.DCGM_UNCORRECTABLE_REMAPPED_ROWS}{sel})",
+                          "{{node}} GPU {{gpu}} uncorrectable"),
+                   Target(f"max by (node, gpu) ({cv.DCGM_ROW_REMAP_FAILURE}{sel})", "{{node}} GPU {{gpu}} failure"))),
             Panel("Throttled time", "Share of time clocks were lowered for thermal or power reasons.",
-                  (Target(f"max by (node, gpu) (rate(DCGM_FI_DEV_THERMAL_VIOLATION{sel}[$__rate_interval])) / 1e9",
+                  (Target(f"max by (node, gpu) (rate({cv.DCGM_THERMAL_VIOLATION}{sel}[$__rate_interval])) / 1e9",
                           "{{node}} GPU {{gpu}} thermal"),
-                   Target(f"max by (node, gpu) (rate(DCGM_FI_DEV_POWER_VIOLATION{sel}[$__rate_interval])) / 1e9",
+                   Target(f"max by (node, gpu) (rate({cv.DCGM_POWER_VIOLATION}{sel}[$__rate_interval])) / 1e9",
                           "{{node}} GPU {{gpu}} power")), unit="percentunit"),
             Panel("Temperature", "GPU and HBM temperature.",
-                  (Target(f"max by (node, gpu) (DCGM_FI_DEV_GPU_TEMP{sel})", "{{node}} GPU {{gpu}}"),
-                   Target(f"max by (node, gpu) (DCGM_FI_DEV_MEMORY_TEMP{sel})", "{{node}} GPU {{gpu}} memory")), unit="celsius"),
+                  (Target(f"max by (node, gpu) ({cv.DCGM_GPU_TEMP}{sel})", "{{node}} GPU {{gpu}}"),
+                   Target(f"max by (node, gpu) ({cv.DCGM_MEMORY_TEMP}{sel})", "{{node}} GPU {{gpu}} memory")),
+                  unit="celsius"),
             Panel("Power draw", "Board power.",
-                  (Target(f"max by (node, gpu) (DCGM_FI_DEV_POWER_USAGE{sel})", "{{node}} GPU {{gpu}}"),), unit="watt"),
+                  (Target(f"max by (node, gpu) ({cv.DCGM_POWER_USAGE}{sel})", "{{node}} GPU {{gpu}}"),), unit="watt"),
             Panel("NVLink errors per hour", "Recovery, replay and CRC errors on the GPU's NVLinks.",
-                  tuple(Target(f"sum by (node, gpu) ({per_device(f'increase(DCGM_FI_DEV_NVLINK_{m}_COUNT_TOTAL{sel}[1h])')})",
-                               f"{{{{node}}}} GPU {{{{gpu}}}} {m.lower()}")
-                        for m in ("RECOVERY_ERROR", "REPLAY_ERROR", "CRC_DATA_ERROR", "CRC_FLIT_ERROR"))),
+                  tuple(Target(f"sum by (node, gpu) ({per_device(f'increase({metric}{sel}[1h])')})",
+                               f"{{{{node}}}} GPU {{{{gpu}}}} {legend}")
+                        for metric, legend in NVLINK_ERRORS)),
             Panel("NVLink and PCIe throughput", "Bytes per second over NVLink and PCIe (transmit + receive).",
-                  (Target(f"sum by (node) ({per_device(f'DCGM_FI_PROF_NVLINK_TX_BYTES{sel} + DCGM_FI_PROF_NVLINK_RX_BYTES{sel}')})",
+                  (Target(f"sum by (node) ({per_device(f'{cv.DCGM_NVLINK_TX_BYTES}{sel} + {cv.DCGM_NVLINK_RX_BYTES}{sel}')})",
                           "{{node}} NVLink"),
-                   Target(f"sum by (node) ({per_device(f'DCGM_FI_PROF_PCIE_TX_BYTES{sel} + DCGM_FI_PROF_PCIE_RX_BYTES{sel}')})",
+                   Target(f"sum by (node) ({per_device(f'{cv.DCGM_PCIE_TX_BYTES}{sel} + {cv.DCGM_PCIE_RX_BYTES}{sel}')})",
                           "{{node}} PCIe")),
                   unit="Bps"),
             Panel("PCIe replays per hour", "Link-level retries on the GPU's PCIe link; a rising count is a failing link.",
-                  (Target(f"sum by (node, gpu) ({per_device(f'increase(DCGM_FI_DEV_PCIE_REPLAY_COUNTER{sel}[1h])')})",
+                  (Target(f"sum by (node, gpu) ({per_device(f'increase({cv.DCGM_PCIE_REPLAY_COUNTER}{sel}[1h])')})",
                           "{{node}} GPU {{gpu}}"),)),
             Panel("GPU nodes: expected against allocatable units", "What each node's pool says it should advertise, and what it does.",
                   (Target(f"{a.NODE_EXPECTED_UNITS}{sel}", "{{node}} expected {{resource}}"),
-                   Target(f"max by (node, resource) (kube_node_status_allocatable{sel} and on (node, resource) {a.NODE_EXPECTED_UNITS})",
+                   Target(f"max by (node, resource) ({cv.KSM_NODE_ALLOCATABLE}{sel} and on (node, resource) {a.NODE_EXPECTED_UNITS})",
                           "{{node}} allocatable {{resource}}"))),
             Panel("dcgm-exporter targets up", "1 per GPU node whose exporter is scraped.",
-                  (Target(f'max by (node) (up{{job="{a.DCGM_JOB}", node=~"$node"}})', "{{node}}"),)),
+                  (Target(f'max by (node) ({cv.SCRAPE_UP}{{job="{a.DCGM_JOB}", node=~"$node"}})', "{{node}}"),)),
             Panel("Framebuffer memory", "Used and free GPU memory.",
-                  (Target(f"sum by (node) ({per_device(f'DCGM_FI_DEV_FB_USED{sel}')})", "{{node}} used"),
-                   Target(f"sum by (node) ({per_device(f'DCGM_FI_DEV_FB_FREE{sel}')})", "{{node}} free")), unit="mbytes"),
+                  (Target(f"sum by (node) ({per_device(cv.DCGM_FB_USED + sel)})", "{{node}} used"),
+                   Target(f"sum by (node) ({per_device(cv.DCGM_FB_FREE + sel)})", "{{node}} free")), unit="mbytes"),
         ),
     )
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from components import alerts as a
-from gpu_platform import useful_work as uw
+from gpu_platform import conventions as cv, useful_work as uw
 from gpu_platform.errors import InputError
 from gpu_platform.plan import Plan
 from simulator.figures import save_figure
@@ -143,15 +143,16 @@ def queries(plan: Plan) -> dict[str, str]:
         "busy": a.TEAM_POOL_BUSY_GPUS,
         "capacity": f"sum by (pool) ({a.POOL_ALLOCATABLE} * on (pool) group_left () {a.POOL_GPUS_PER_UNIT})",
         "pods": a.POD_ALLOCATED_GPUS,
-        "pod_phases": f'max by (namespace, pod, phase) (kube_pod_status_phase{{phase=~"Succeeded|Failed", namespace=~"{ns}"}} == 1)',
-        "pod_deleted": f'count by (namespace, pod) (kube_pod_deletion_timestamp{{namespace=~"{ns}"}})',
+        "pod_phases": f'max by (namespace, pod, phase) ({cv.KSM_POD_STATUS_PHASE}'
+                      f'{{phase=~"Succeeded|Failed", namespace=~"{ns}"}} == 1)',
+        "pod_deleted": f'count by (namespace, pod) ({cv.KSM_POD_DELETION_TIMESTAMP}{{namespace=~"{ns}"}})',
         "jobs_finished": f'max by (namespace, workload, owner_kind, reason) ({uw.WORKLOAD_CONDITION_METRIC}'
                          f'{{type="Finished", namespace=~"{ns}"}} == 1)',
-        "waits": f"sum by (cluster_queue, le) (kueue_admission_wait_time_seconds_bucket{{{r}}})",
-        "evictions": f"sum by (cluster_queue, reason, underlying_cause) (kueue_evicted_workloads_total{{{r}}})",
-        "admissions": f"sum by (cluster_queue) (kueue_admitted_workloads_total{{{r}}})",
+        "waits": f"sum by (cluster_queue, le) ({cv.KUEUE_ADMISSION_WAIT_BUCKETS}{{{r}}})",
+        "evictions": f"sum by (cluster_queue, reason, underlying_cause) ({cv.KUEUE_EVICTED_WORKLOADS}{{{r}}})",
+        "admissions": f"sum by (cluster_queue) ({cv.KUEUE_ADMITTED_WORKLOADS}{{{r}}})",
         "workload_states": f"count({uw.WORKLOAD_CONDITION_METRIC})",
-        "pool_label": f'count(kube_node_labels{{{a.POOL_NODE_LABEL}!=""}})',
+        "pool_label": f'count({cv.KSM_NODE_LABELS}{{{a.POOL_NODE_LABEL}!=""}})',
     }
 
 
@@ -170,7 +171,7 @@ WHAT = {
     "evictions": "evictions (Kueue)",
     "admissions": "admissions (Kueue)",
     "workload_states": "Kueue Workloads' conditions (kube-state-metrics custom resource state)",
-    "pool_label": f"the nodes' pool label (kube-state-metrics kube_node_labels{{{a.POOL_NODE_LABEL}}})",
+    "pool_label": f"the nodes' pool label (kube-state-metrics {cv.KSM_NODE_LABELS}{{{a.POOL_NODE_LABEL}}})",
 }
 
 
@@ -188,7 +189,7 @@ def gather(prom: Prometheus, plan: Plan, win: Window) -> dict[str, Any]:
         raw[name] = prom.query_range(q[name], win.first, win.last, win.step, WHAT[name])
     if not raw["allocated"]:
         raise NoData(WHAT["allocated"], f"{prom.url} has no {a.TEAM_POOL_ALLOCATED_GPUS} samples in the window: "
-                                        "is Kueue scraped (kueue_cluster_queue_resource_usage)?")
+                                        f"is Kueue scraped ({cv.KUEUE_RESOURCE_USAGE})?")
     check_busy_inputs(prom, plan, win, raw)
     for name in COUNTERS:
         raw[name] = {"end": prom.query(q[name], win.last, WHAT[name]),

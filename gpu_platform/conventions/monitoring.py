@@ -1,5 +1,5 @@
-"""Monitoring: the scrape jobs the platform's rules and the report read, the Services and ports they find, and the
-metric and label names the report's joins key on.
+"""Monitoring: the scrape jobs the platform's rules and the report read, the Services and ports they find, the label
+names the report's joins key on, and the upstream metric names the dashboards, the report and the rules read.
 
 Every monitoring stack the platform configures gives these names (addons.monitoring.mode: the ServiceMonitors
 kube-prometheus-stack's Prometheus selects, the managed collector's scrape configuration, the live local cluster's
@@ -50,17 +50,78 @@ NODE_LABEL = "node"
 # Kueue 0.19 labels its metrics with replica_role (leader, follower or standalone; pkg/metrics/metrics.go).
 KUEUE_REPLICA_ROLE_LABEL = "replica_role"
 
-# ==== Metric names the report and --check read ===============================================================
-# dcgm-exporter: busy is graphics-engine activity, a profiling (DCP) field; held is framebuffer used, which needs
-# no profiling (components/alerts/sources.py says why each).
-BUSY_FIELD = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-HELD_FIELD = "DCGM_FI_DEV_FB_USED"
-# kube-state-metrics (kubernetes/kube-state-metrics internal/store/node.go, pod.go).
+# ==== Metric names ==========================================================================================
+# The series names of the exporters and of Prometheus that the dashboards (components/dashboards.py), the report and
+# --check read, and those of the rules that import them. METRIC_NAMES holds them all: tests/unit/components/
+# test_metric_names.py fails when a dashboard or report query reads a name that is not in it. The platform's own
+# recording rules are named in components/alerts/record_names.py.
+
+# dcgm-exporter: DCGM field identifiers (docs.nvidia.com/datacenter/dcgm/latest/dcgm-api/dcgm-api-field-ids.html) as
+# NVIDIA/dcgm-exporter names its series (etc/default-counters.csv, etc/dcp-metrics-included.csv); exported only when
+# on the platform's metrics list (components/monitoring.DCGM_FIELDS). Profiling (DCP) fields, ratios 0..1 (rates
+# in bytes per second for the NVLink and PCIe ones):
+DCGM_GR_ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+DCGM_SM_ACTIVE = "DCGM_FI_PROF_SM_ACTIVE"
+DCGM_DRAM_ACTIVE = "DCGM_FI_PROF_DRAM_ACTIVE"
+DCGM_NVLINK_TX_BYTES = "DCGM_FI_PROF_NVLINK_TX_BYTES"
+DCGM_NVLINK_RX_BYTES = "DCGM_FI_PROF_NVLINK_RX_BYTES"
+DCGM_PCIE_TX_BYTES = "DCGM_FI_PROF_PCIE_TX_BYTES"
+DCGM_PCIE_RX_BYTES = "DCGM_FI_PROF_PCIE_RX_BYTES"
+# Device fields: memory (MiB), temperature (C), power (W), throttled time (ns), errors.
+DCGM_FB_USED = "DCGM_FI_DEV_FB_USED"
+DCGM_FB_FREE = "DCGM_FI_DEV_FB_FREE"
+DCGM_GPU_TEMP = "DCGM_FI_DEV_GPU_TEMP"
+DCGM_MEMORY_TEMP = "DCGM_FI_DEV_MEMORY_TEMP"
+DCGM_POWER_USAGE = "DCGM_FI_DEV_POWER_USAGE"
+DCGM_THERMAL_VIOLATION = "DCGM_FI_DEV_THERMAL_VIOLATION"
+DCGM_POWER_VIOLATION = "DCGM_FI_DEV_POWER_VIOLATION"
+DCGM_ECC_SBE_VOLATILE = "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"
+DCGM_ECC_DBE_VOLATILE = "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"
+DCGM_CORRECTABLE_REMAPPED_ROWS = "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"
+DCGM_UNCORRECTABLE_REMAPPED_ROWS = "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"
+DCGM_ROW_REMAP_FAILURE = "DCGM_FI_DEV_ROW_REMAP_FAILURE"
+DCGM_NVLINK_RECOVERY_ERRORS = "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"
+DCGM_NVLINK_REPLAY_ERRORS = "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"
+DCGM_NVLINK_CRC_DATA_ERRORS = "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"
+DCGM_NVLINK_CRC_FLIT_ERRORS = "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"
+DCGM_PCIE_REPLAY_COUNTER = "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"
+# The exporter's own count of XIDs in its window, labelled `xid` (internal/pkg/counters, DCGMExpXIDErrorsCount).
+DCGM_XID_ERRORS_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
+# Busy is graphics-engine activity, a profiling field; held is framebuffer used, which needs no profiling
+# (components/alerts/sources.py says why each).
+BUSY_FIELD = DCGM_GR_ENGINE_ACTIVE
+HELD_FIELD = DCGM_FB_USED
+# kube-state-metrics (kubernetes/kube-state-metrics internal/store/node.go, pod.go). Its series of Kueue's Workloads
+# are named by the custom resource state configuration that makes them (gpu_platform/useful_work.py).
 KSM_NODE_INFO = "kube_node_info"
 KSM_NODE_LABELS = "kube_node_labels"
 KSM_POD_LABELS = "kube_pod_labels"
 KSM_NODE_ALLOCATABLE = "kube_node_status_allocatable"
+KSM_POD_STATUS_PHASE = "kube_pod_status_phase"
+KSM_POD_DELETION_TIMESTAMP = "kube_pod_deletion_timestamp"
 # Kueue (kueue v0.19.2 pkg/metrics/metrics.go): ClusterQueue resource metrics need enableClusterQueueResources.
+# The admission wait is a histogram, read through its buckets.
 KUEUE_PENDING_WORKLOADS = "kueue_pending_workloads"
 KUEUE_ADMITTED_ACTIVE_WORKLOADS = "kueue_admitted_active_workloads"
+KUEUE_ADMITTED_WORKLOADS = "kueue_admitted_workloads_total"
+KUEUE_EVICTED_WORKLOADS = "kueue_evicted_workloads_total"
+KUEUE_ADMISSION_WAIT_BUCKETS = "kueue_admission_wait_time_seconds_bucket"
 KUEUE_NOMINAL_QUOTA = "kueue_cluster_queue_nominal_quota"
+KUEUE_RESOURCE_USAGE = "kueue_cluster_queue_resource_usage"
+# Prometheus' own series per scrape target, 1 when its last scrape succeeded (prometheus.io/docs/concepts/
+# jobs_instances, "Automatically generated labels and time series").
+SCRAPE_UP = "up"
+
+METRIC_NAMES: frozenset[str] = frozenset({
+    DCGM_GR_ENGINE_ACTIVE, DCGM_SM_ACTIVE, DCGM_DRAM_ACTIVE, DCGM_NVLINK_TX_BYTES, DCGM_NVLINK_RX_BYTES,
+    DCGM_PCIE_TX_BYTES, DCGM_PCIE_RX_BYTES, DCGM_FB_USED, DCGM_FB_FREE, DCGM_GPU_TEMP, DCGM_MEMORY_TEMP,
+    DCGM_POWER_USAGE, DCGM_THERMAL_VIOLATION, DCGM_POWER_VIOLATION, DCGM_ECC_SBE_VOLATILE, DCGM_ECC_DBE_VOLATILE,
+    DCGM_CORRECTABLE_REMAPPED_ROWS, DCGM_UNCORRECTABLE_REMAPPED_ROWS, DCGM_ROW_REMAP_FAILURE,
+    DCGM_NVLINK_RECOVERY_ERRORS, DCGM_NVLINK_REPLAY_ERRORS, DCGM_NVLINK_CRC_DATA_ERRORS, DCGM_NVLINK_CRC_FLIT_ERRORS,
+    DCGM_PCIE_REPLAY_COUNTER, DCGM_XID_ERRORS_COUNT,
+    KSM_NODE_INFO, KSM_NODE_LABELS, KSM_POD_LABELS, KSM_NODE_ALLOCATABLE, KSM_POD_STATUS_PHASE,
+    KSM_POD_DELETION_TIMESTAMP,
+    KUEUE_PENDING_WORKLOADS, KUEUE_ADMITTED_ACTIVE_WORKLOADS, KUEUE_ADMITTED_WORKLOADS, KUEUE_EVICTED_WORKLOADS,
+    KUEUE_ADMISSION_WAIT_BUCKETS, KUEUE_NOMINAL_QUOTA, KUEUE_RESOURCE_USAGE,
+    SCRAPE_UP,
+})
