@@ -55,8 +55,10 @@ class ScrapeSource:
     # HTTPS with a certificate nobody can verify, and the scraper's bearer token: Kueue serves /metrics so, with a
     # certificate controller-runtime signs itself unless cert-manager is on, and lets a request in only with a token
     # that a TokenReview accepts and a SubjectAccessReview allows to get /metrics (kueue v0.19.2 cmd/kueue/main.go;
-    # its chart's own ServiceMonitor skips verification for that reason: kubernetes-sigs/kueue
-    # charts/kueue/templates/prometheus/monitor.yaml).
+    # its chart's own ServiceMonitor skips verification for that reason: kubernetes-sigs/kueue v0.19.2
+    # charts/kueue/values.yaml metrics.serviceMonitor.tlsConfig.insecureSkipVerify: true, the tlsConfig of the
+    # endpoint in templates/prometheus/monitor.yaml). Only Kueue's source sets it (tests/unit/components/
+    # test_observability.py holds everything the stack renders to that).
     https_unverified: bool = False
     bearer_token: bool = False
     # Relabelings after the ServiceMonitor's own (Prometheus' spelling).
@@ -101,6 +103,15 @@ def prometheus_job(src: ScrapeSource, token_file: str = cv.SERVICE_ACCOUNT_TOKEN
         job["honor_labels"] = True
     if src.https_unverified:
         job["scheme"] = "https"
+        # Prometheus verifies a target's certificate unless told not to (<tls_config> insecure_skip_verify, default
+        # false: prometheus/prometheus docs/configuration/configuration.md), so this is for Kueue's self-signed
+        # endpoint only (ScrapeSource.https_unverified). No job or option of the platform's talks to Amazon Managed
+        # Service for Prometheus: the managed collector remote-writes to its workspace itself, through a VPC endpoint
+        # (AMP user guide, AMP-collector.html), the in-cluster stack configures no remote_write, and `report --sigv4`
+        # reads the workspace with Python's default certificate checks (platform_cli/prometheus_api.py). The kubelet
+        # and cAdvisor jobs are kube-prometheus-stack's own, which skip verification of the kubelets' self-signed
+        # serving certificates by the chart's default (88.5.3 values.yaml kubelet.serviceMonitor.insecureSkipVerify:
+        # true), not the platform's.
         job["tls_config"] = {"insecure_skip_verify": True}
     if src.bearer_token:
         job["authorization"] = {"type": "Bearer", "credentials_file": token_file}
@@ -141,6 +152,7 @@ def service_monitor_endpoint(src: ScrapeSource) -> dict[str, Any]:
         ep["honorLabels"] = True
     if src.https_unverified:
         ep["scheme"] = "https"
+        # prometheus_job's tls_config in the Operator's spelling (TLSConfig insecureSkipVerify): Kueue's only.
         ep["tlsConfig"] = {"insecureSkipVerify": True}
     if src.bearer_token:
         ep["bearerTokenFile"] = cv.SERVICE_ACCOUNT_TOKEN

@@ -316,3 +316,59 @@ def test_managed_installs_kube_state_metrics_from_its_own_pinned_chart() -> None
 
 def test_the_field_count_the_sizing_uses_is_the_platforms_field_list() -> None:
     assert DCGM_SERIES_PER_DEVICE == len([f for f in DCGM_FIELDS if f.kind != "label"]) == 37
+
+
+# ---------------------------------------------------------------------------------------------------
+# TLS: certificates are verified everywhere but on Kueue's metrics endpoint
+
+INSECURE_KEYS = ("insecure_skip_verify", "insecureSkipVerify")
+REMOTE_WRITE_KEYS = ("remote_write", "remoteWrite", "additionalRemoteWrite")
+
+
+def set_keys(doc: Any, keys: tuple[str, ...], path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The path of every key of `keys` with a non-empty value in a document (a list item with a job_name is named by
+    it)."""
+    found: list[tuple[str, ...]] = []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if k in keys and v not in (None, False, [], {}, ""):
+                found.append((*path, k))
+            found += set_keys(v, keys, (*path, str(k)))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            found += set_keys(v, keys, (*path, v.get("job_name", str(i)) if isinstance(v, dict) else str(i)))
+    return found
+
+
+def everything(r: Rendered) -> dict[str, Any]:
+    """Every resource's inputs by type and name, the managed collector's scrape configuration (YAML text) parsed."""
+    out: dict[str, Any] = {f"{x.type} {x.name}": x.inputs for x in r.custom}
+    for x in r.by_type("aws:amp/scraper:Scraper"):
+        out[f"{x.type} {x.name}"] = {**x.inputs, "scrapeConfiguration": yaml.safe_load(x.inputs["scrapeConfiguration"])}
+    return out
+
+
+def test_only_kueues_metrics_endpoint_is_scraped_without_verifying_its_certificate() -> None:
+    """Prometheus verifies a target's certificate unless told not to (<tls_config> insecure_skip_verify, default
+    false: prometheus/prometheus docs/configuration/configuration.md). The stack tells it so for Kueue's self-signed
+    metrics endpoint alone, as Kueue v0.19.2's own chart does (values.yaml metrics.serviceMonitor.tlsConfig), in
+    either mode; nothing it renders writes to Amazon Managed Service for Prometheus (the collector sends to its
+    workspace itself: no remote_write anywhere)."""
+    assert set_keys(everything(rendered("prod")), INSECURE_KEYS) == [
+        ("kubernetes:monitoring.coreos.com/v1:ServiceMonitor monitoring-kueue", "spec", "endpoints", "0", "tlsConfig",
+         "insecureSkipVerify")]
+    assert set_keys(everything(prod_managed()), INSECURE_KEYS) == [
+        ("aws:amp/scraper:Scraper monitoring-collector", "scrapeConfiguration", "scrape_configs",
+         "kueue-controller-manager-metrics-service", "tls_config", "insecure_skip_verify")]
+    assert set_keys(everything(rendered("prod")), REMOTE_WRITE_KEYS) == []
+    assert set_keys(everything(prod_managed()), REMOTE_WRITE_KEYS) == []
+
+
+def test_the_kubelet_and_cadvisor_jobs_stay_the_charts_own() -> None:
+    """kube-prometheus-stack scrapes the kubelets (and cAdvisor through them) over https without verifying their
+    self-signed serving certificates by default (88.5.3 values.yaml kubelet.serviceMonitor.insecureSkipVerify: true);
+    the platform leaves that job to the chart and sets no TLS option of the chart's."""
+    assert KPS_DEFAULTS["kubelet"]["serviceMonitor"]["https"] is True
+    assert KPS_DEFAULTS["kubelet"]["serviceMonitor"]["insecureSkipVerify"] is True
+    assert "kubelet" not in values()
+    assert set_keys(values(), INSECURE_KEYS + ("tlsConfig", "tls_config")) == []
