@@ -3,8 +3,8 @@ workflow file, the simulator's options and the page on disk).
 
 The page is what a user reads before paying for the what-if job and before handing the workflow secrets; each
 claim below is read from its source: the secrets the workflow references, its secrets provider, the local
-stack's backend (once the real one, through `upsert`), Go's version, the cache's key and the replay's wall-time
-target and ceiling.
+stack's backend (once the real one, through `upsert`), Go's version, the cache's key, etcd's release, the tools
+the what-if builds, the replay's wall-time target and ceiling, and what a fork's pull request gets.
 """
 
 from __future__ import annotations
@@ -61,10 +61,24 @@ def test_the_what_if_costs_the_page_names_are_the_workflows_and_the_replays() ->
     whatif = jobs()["whatif"]
     go = step("whatif", "actions/setup-go")["with"]["go-version"]
     assert f"Go {go}" in text()
-    key = step("whatif", "actions/cache")["with"]["key"]
-    assert "hashFiles('scripts/tools/*.sh', 'toolchain/**/go.sum')" in key
+    caches = {s["id"]: s["with"] for s in whatif["steps"] if str(s.get("uses", "")).startswith("actions/cache@")}
+    assert "hashFiles('scripts/tools/*.sh', 'toolchain/**/go.sum')" in caches["tools"]["key"]
     assert "`scripts/tools/*.sh` and `toolchain/**/go.sum`" in text()
-    assert any("etcd-server" in str(s.get("run", "")) for s in whatif["steps"]) and "etcd-server" in text()
+    etcd = whatif["env"]["ETCD_VERSION"]
+    assert f"etcd {etcd}, the official release (`etcd-v{etcd}-linux-amd64.tar.gz`, checked against its `SHA256SUMS`" in text()
+    assert "apt-get" not in str(whatif["steps"]) and "no `apt-get`, no root" in text()
+    (tools,) = [s["run"].split() for s in whatif["steps"] if str(s.get("run", "")).startswith("scripts/toolchain ")]
+    assert f"(`scripts/toolchain {tools[1]} ... {tools[-1]}`), not the whole tool chain" in text()
     assert (TARGET_WALL_S, MAX_WALL_S) == (360.0, 600.0)
     assert f"about {TARGET_WALL_S / 60:g} minutes of wall time, up to {MAX_WALL_S / 60:g}" in text()
     assert "--synthetic 1" in str(whatif["steps"]) and "`--synthetic 1`" in text()
+
+
+def test_the_page_says_what_a_fork_pull_request_gets_by_the_workflows_own_guard() -> None:
+    """A fork's pull request gets no secrets: the page names the condition the workflow guards its secret-using
+    steps with, and says what runs without them."""
+    guard = "github.event.pull_request.head.repo.full_name == github.repository"
+    assert f"if: matrix.stack != 'local' && {guard}" in WORKFLOW.read_text()
+    assert f"(`{guard}`)" in text()
+    assert "the what-if replay (it needs no secret), its deltas in the run's summary" in text()
+    assert "for every other stack, no credentials and no `pulumi preview`" in text()

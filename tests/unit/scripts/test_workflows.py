@@ -27,6 +27,10 @@ def steps_using(job: dict, action: str) -> list[dict]:
     return [s for s in job["steps"] if str(s.get("uses", "")).split("@")[0] == action]
 
 
+# A pull request whose branch is in this repository; a fork's gets no secrets, no OIDC token and a read-only token.
+SAME_REPO = "github.event.pull_request.head.repo.full_name == github.repository"
+
+
 def sdk_pin() -> str:
     (line,) = [x for x in (ROOT / "requirements.txt").read_text().splitlines() if x.startswith("pulumi==")]
     return line.split("==")[1]
@@ -43,7 +47,7 @@ def test_preview_comments_the_plan_and_runs_the_pack_per_stack() -> None:
     (preview,) = steps_using(job, "pulumi/actions")
     w = preview["with"]
     assert (w["command"], w["policyPacks"], w["stack-name"]) == ("preview", "policies", "${{ matrix.stack }}")
-    assert w["comment-on-pr"] is True and w["edit-pr-comment"] is True
+    assert w["comment-on-pr"] == "${{ " + SAME_REPO + " }}" and w["edit-pr-comment"] is True
     assert w["diff"] is True
 
 
@@ -90,15 +94,88 @@ def test_workflows_call_scripts_and_targets_that_exist() -> None:
 
 
 def test_the_preview_replays_changed_queues_against_the_base_branch_and_comments_the_deltas() -> None:
-    preview = yaml.safe_load((ROOT / ".github" / "workflows" / "preview.yml").read_text())
-    job = preview["jobs"]["whatif"]
+    job = workflow("preview.yml")["jobs"]["whatif"]
     runs = "\n".join(str(s.get("run", "")) for s in job["steps"])
     assert 'git show "$BASE:Pulumi.$STACK.yaml"' in runs
     assert "simulate --stack \"whatif/base-$STACK.yaml\"" in runs and '--compare "Pulumi.$STACK.yaml"' in runs
-    assert "--skip-unless-queues-changed" in runs and "make venv toolchain" in runs
+    assert "--skip-unless-queues-changed" in runs and "make venv" in runs
     comment = next(s for s in job["steps"] if "sticky-pull-request-comment" in str(s.get("uses", "")))
     assert comment["with"]["path"] == "whatif/compare.md"
     assert comment["with"]["header"] == "whatif-${{ matrix.stack }}"   # one comment per stack, edited each push
+
+
+def test_the_what_if_decides_whether_the_queues_changed_before_it_builds_anything() -> None:
+    steps = workflow("preview.yml")["jobs"]["whatif"]["steps"]
+    (check,) = [i for i, s in enumerate(steps) if s.get("id") == "queues"]
+    assert "from simulator.cli import queueing" in steps[check]["run"]
+    costly = [s for s in steps[check + 1:] if s.get("uses", "").split("@")[0] in ("actions/cache", "actions/setup-go")
+              or any(word in str(s.get("run", "")) for word in ("releases/download", "scripts/toolchain", "simulate"))]
+    assert len(costly) == 6   # the two caches, Go, the etcd download, the tools, the replay
+    assert all(s["if"].startswith("steps.queues.outputs.verdict == 'changed'") for s in costly)
+    assert not any("scripts/toolchain" in str(s.get("run", "")) or "make venv toolchain" in str(s.get("run", ""))
+                   for s in steps[:check])
+
+
+def test_the_what_if_builds_only_the_tools_the_replay_runs_and_installs_nothing_with_apt() -> None:
+    from localcluster.prerequisites import ENGINE
+    from localcluster.tools import CORE_TOOLS
+    from simulator.cli import TOOLS as SIMULATE_CHECKS
+
+    job = workflow("preview.yml")["jobs"]["whatif"]
+    (line,) = [s["run"] for s in job["steps"] if str(s.get("run", "")).startswith("scripts/toolchain ")]
+    built = line.split()[1:]
+    assert built == ["pulumi", "pulumi-language-python", "pulumi-resource-kubernetes", "etcd", "kube-apiserver", "kueue",
+                     "kwok", "karpenter-kwok", "helm"]
+    assert set(built) == set(ENGINE) | set(CORE_TOOLS)
+    # scripts/tools/kube-apiserver.sh builds the controller manager and the scheduler with the API server.
+    assert set(SIMULATE_CHECKS) - {"kube-controller-manager", "kube-scheduler"} <= set(built)
+    runs = "\n".join(str(s.get("run", "")) for s in job["steps"])
+    assert "apt-get" not in runs and "sudo" not in runs
+
+
+def test_the_what_if_takes_etcd_from_its_release_checked_and_cached_by_version() -> None:
+    job = workflow("preview.yml")["jobs"]["whatif"]
+    assert job["env"]["ETCD_VERSION"] == "3.5.24"   # k8s.io/kubernetes v1.33.13 kubeadm DefaultEtcdVersion 3.5.24-0
+    (download,) = [s for s in job["steps"] if "etcd-io/etcd/releases/download" in str(s.get("run", ""))]
+    assert 'grep " $tarball\\$" SHA256SUMS | sha256sum -c -' in download["run"]
+    assert download["if"] == "steps.queues.outputs.verdict == 'changed' && steps.etcd.outputs.cache-hit != 'true'"
+    caches = {s.get("id"): s["with"] for s in steps_using(job, "actions/cache")}
+    assert caches["etcd"] == {"path": "~/.cache/etcd-v${{ env.ETCD_VERSION }}",
+                              "key": "etcd-${{ runner.os }}-v${{ env.ETCD_VERSION }}"}
+    assert caches["tools"] == {
+        "path": "~/.cache/gpu-platform",
+        "key": "toolchain-${{ runner.os }}-${{ hashFiles('scripts/tools/*.sh', 'toolchain/**/go.sum') }}",
+        "restore-keys": "toolchain-${{ runner.os }}-"}
+    (go,) = steps_using(job, "actions/setup-go")
+    assert go["if"] == "steps.queues.outputs.verdict == 'changed' && steps.tools.outputs.cache-hit != 'true'"
+
+
+def test_a_fork_pull_request_runs_no_step_that_needs_a_secret_or_a_write_token() -> None:
+    """GitHub gives a fork's pull request no secrets, no OIDC token and a read-only GITHUB_TOKEN: each step that
+    reads a secret, assumes the cloud role or comments runs only for a branch of this repository (the local
+    stack's preview needs none of them and runs for forks too, without its comment)."""
+    preview = workflow("preview.yml")
+    assert "secrets." not in str(preview["jobs"]["preview"].get("env", {}))
+    guarded = {(job_name, s.get("name") or s["uses"]): s.get("if") for job_name, job in preview["jobs"].items()
+               for s in job["steps"] if "secrets." in str(s) or str(s.get("uses", "")).split("@")[0] in
+               ("marocchino/sticky-pull-request-comment", "aws-actions/configure-aws-credentials")}
+    assert guarded == {
+        ("preview", "the plan as this stack's pull-request comment"):
+            "always() && hashFiles('plan.md') != '' && " + SAME_REPO,
+        ("preview", "cloud credentials"): "matrix.stack != 'local' && " + SAME_REPO,
+        ("preview", "pulumi preview with the policy pack"): "matrix.stack == 'local' || " + SAME_REPO,
+        ("whatif", "the what-if deltas as this stack's pull-request comment"):
+            "hashFiles('whatif/compare.md') != '' && " + SAME_REPO,
+    }
+    (pulumi,) = steps_using(preview["jobs"]["preview"], "pulumi/actions")
+    assert pulumi["env"]["PULUMI_CONFIG_PASSPHRASE"] == (
+        "${{ matrix.stack == 'local' && 'local-only-passphrase' || secrets.PULUMI_CONFIG_PASSPHRASE }}")
+    # What a fork gets instead: the plan and the deltas in the run's summary, and a notice for each real stack.
+    summaries = [s for job in preview["jobs"].values() for s in job["steps"] if "GITHUB_STEP_SUMMARY" in str(s.get("run", ""))]
+    assert [s["if"] for s in summaries] == [
+        "always() && hashFiles('plan.md') != ''",
+        "matrix.stack != 'local' && github.event.pull_request.head.repo.full_name != github.repository",
+        "hashFiles('whatif/compare.md') != ''"]
 
 
 def test_a_scheduled_run_fails_on_drift_of_every_deployed_stack_and_deploys_nothing() -> None:
