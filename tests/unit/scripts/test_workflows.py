@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 import subprocess
+from pathlib import Path
 
 import yaml
 
+from localcluster import toolcache
 from tests.conftest import ROOT, require_tools
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -140,10 +142,10 @@ def test_the_what_if_takes_etcd_from_its_release_checked_and_cached_by_version()
     assert 'grep " $tarball\\$" SHA256SUMS | sha256sum -c -' in download["run"]
     assert download["if"] == "steps.queues.outputs.verdict == 'changed' && steps.etcd.outputs.cache-hit != 'true'"
     caches = {s.get("id"): s["with"] for s in steps_using(job, "actions/cache")}
-    assert caches["etcd"] == {"path": "~/.cache/etcd-v${{ env.ETCD_VERSION }}",
+    assert caches["etcd"] == {"path": "${{ runner.tool_cache }}/etcd/${{ env.ETCD_VERSION }}/x64",
                               "key": "etcd-${{ runner.os }}-v${{ env.ETCD_VERSION }}"}
     assert caches["tools"] == {
-        "path": "~/.cache/gpu-platform",
+        "path": "~/" + toolcache.DEFAULT_CACHE.relative_to(Path.home()).as_posix(),
         "key": "toolchain-${{ runner.os }}-${{ hashFiles('scripts/tools/*.sh', 'toolchain/**/go.sum') }}",
         "restore-keys": "toolchain-${{ runner.os }}-"}
     (go,) = steps_using(job, "actions/setup-go")
