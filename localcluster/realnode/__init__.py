@@ -15,7 +15,8 @@ decides the rest:
   server's kubelet client needs (`kubectl logs`, `exec`); and the bridge itself, with the node's address, which
   the kubelet needs before any pod exists.
 - `leftovers`: what a stopped or crashed node leaves behind and the kernel keeps, removed after every stop and
-  before every start.
+  before every start; `orphans`: what nodes of other state directories left when none of them runs (a cluster
+  killed whole whose directory is gone), removed before every start.
 
 The network: a Linux bridge with the node's address (the kubelet serves there and the API server reaches it),
 pods on a /24 with no default route, no masquerade and no route off the machine (the pod network reaches only the
@@ -25,17 +26,17 @@ node_reserve functions (kubelet_reserves), the pool's GPU resource from the devi
 
 from __future__ import annotations
 
-from .leftovers import DEVICE_CHECKPOINT, cgroup_pids, cgroup_roots, cleanup, mountpoints
+from .leftovers import DEVICE_CHECKPOINT, cgroup_pids, cgroup_roots, cleanup, mountpoints, release
 from .config import cni_config, containerd_config, kubelet_config
 from .machine import preflight
 from .node import (
-    DEVICE_PLUGIN_DIR, NODE_KIND_LABEL, NODE_KIND_REAL, OFF, Layout, RealNodeError, Reserves, choose_pool, fit_problem,
+    DEVICE_PLUGIN_DIR, Names, NODE_KIND_LABEL, NODE_KIND_REAL, OFF, Layout, RealNodeError, Reserves, choose_pool, fit_problem,
     kubelet_reserves, node_labels, node_name, node_taints, stale_nodes,
 )
 from .prepare import NodeFiles, write_files
 
 __all__ = [
-    "DEVICE_CHECKPOINT", "DEVICE_PLUGIN_DIR", "cgroup_pids", "cgroup_roots", "mountpoints", "NODE_KIND_LABEL", "NODE_KIND_REAL", "OFF", "Layout", "NodeFiles", "RealNodeError", "Reserves", "choose_pool",
+    "DEVICE_CHECKPOINT", "DEVICE_PLUGIN_DIR", "cgroup_pids", "cgroup_roots", "mountpoints", "NODE_KIND_LABEL", "NODE_KIND_REAL", "OFF", "Layout", "Names", "NodeFiles", "RealNodeError", "Reserves", "choose_pool",
     "cleanup", "cni_config", "containerd_config", "fit_problem", "kubelet_config", "kubelet_reserves", "node_labels",
-    "node_name", "node_taints", "preflight", "stale_nodes", "write_files",
+    "node_name", "node_taints", "preflight", "release", "stale_nodes", "write_files",
 ]

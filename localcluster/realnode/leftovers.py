@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .machine import cgroup_mounts, cmdline, ip, other_real_node, pids
-from .node import Layout
+from .node import DIR_NAME, Layout, Names
 
 # The device manager's checkpoint in the device-plugin directory (pkg/kubelet/cm/devicemanager/types.go kubeletDeviceManagerCheckpoint): it
 # restores the resources of the last node that ran, so a node of another pool would report the old pool's resource.
@@ -54,9 +54,9 @@ def _unmount_all(root: Path) -> list[str]:
     return sorted({p for p in mountpoints() if _under(p, root)})
 
 
-def cgroup_roots(layout: Layout) -> list[Path]:
+def cgroup_roots(node: Layout | Names) -> list[Path]:
     """The node's cgroup root in every hierarchy where it exists."""
-    return [r for m in cgroup_mounts() if (r := m / layout.cgroup_root.lstrip("/")).is_dir()]
+    return [r for m in cgroup_mounts() if (r := m / node.cgroup_root.lstrip("/")).is_dir()]
 
 
 def cgroup_pids(roots: Iterable[Path]) -> set[int]:
@@ -110,6 +110,36 @@ def _remove_cgroups(roots: Iterable[Path], timeout: float = 10) -> list[str]:
 
 
 
+def _delete_bridge(bridge: str) -> list[str]:
+    """The bridge and what is still attached to it; the problems."""
+    problems: list[str] = []
+    if ip("link", "show", bridge).returncode == 0:
+        # A pod's veth goes with its network namespace (gone once unmounted and unused); one still on the bridge
+        # is deleted with its peer, then the bridge.
+        ports = json.loads(ip("-j", "link", "show", "master", bridge).stdout or "[]")
+        for link in [p["ifname"] for p in ports] + [bridge]:
+            out = ip("link", "delete", link)
+            if out.returncode != 0 and ip("link", "show", link).returncode == 0:
+                problems.append(f"ip link delete {link}: {out.stderr.strip()}")
+    return problems
+
+
+def _forget(names: Names, device_plugin_dir: Path) -> None:
+    """The node's device-plugin socket and libcni's cache of its pods (github.com/containernetworking/cni libcni:
+    /var/lib/cni/results, CacheDir's default, which containerd 1.6 keeps)."""
+    (device_plugin_dir / names.plugin_socket).unlink(missing_ok=True)
+    for cached in Path("/var/lib/cni/results").glob(f"{names.network}-*"):
+        cached.unlink(missing_ok=True)
+
+
+def _unlink_logs(into: Callable[[str], bool]) -> None:
+    """The kubelet's container log links whose target INTO accepts."""
+    if CONTAINER_LOGS_DIR.is_dir():
+        for link in CONTAINER_LOGS_DIR.iterdir():
+            if link.is_symlink() and into(os.readlink(link)):
+                link.unlink(missing_ok=True)
+
+
 def cleanup(layout: Layout) -> list[str]:
     """Undo what the node's processes leave (module docstring): the problems that remain (empty: none). Safe to
     run when nothing is left, and idempotent."""
@@ -121,32 +151,34 @@ def cleanup(layout: Layout) -> list[str]:
         problems.append(f"containerd shims still running: {sorted(left)}")
     if layout.dir.exists() and (mounts := _unmount_all(layout.dir)):
         problems.append(f"still mounted: {', '.join(mounts)}")
-    if ip("link", "show", layout.bridge).returncode == 0:
-        # A pod's veth goes with its network namespace (gone once unmounted and unused); one still on the bridge
-        # is deleted with its peer, then the bridge.
-        ports = json.loads(ip("-j", "link", "show", "master", layout.bridge).stdout or "[]")
-        for link in [p["ifname"] for p in ports] + [layout.bridge]:
-            out = ip("link", "delete", link)
-            if out.returncode != 0 and ip("link", "show", link).returncode == 0:
-                problems.append(f"ip link delete {link}: {out.stderr.strip()}")
+    problems += _delete_bridge(layout.bridge)
     if left := _remove_cgroups(roots):
         problems.append(f"cgroups not removed: {', '.join(left)}")
-    if CONTAINER_LOGS_DIR.is_dir():
-        for link in CONTAINER_LOGS_DIR.iterdir():
-            if link.is_symlink() and _under(os.readlink(link), layout.dir):
-                link.unlink(missing_ok=True)
-    (layout.device_plugin_dir / layout.plugin_socket).unlink(missing_ok=True)
+    _unlink_logs(lambda target: _under(target, layout.dir))
+    _forget(layout.names, layout.device_plugin_dir)
     if other_real_node(layout) is None:  # the kubelet's own socket and checkpoint there, when no kubelet runs
         for name in (DEVICE_CHECKPOINT, "kubelet.sock"):
             (layout.device_plugin_dir / name).unlink(missing_ok=True)
-    # libcni's cache of the node's pods (github.com/containernetworking/cni libcni: /var/lib/cni/results,
-    # CacheDir's default, which containerd 1.6 keeps).
-    for cached in Path("/var/lib/cni/results").glob(f"{layout.network}-*"):
-        cached.unlink(missing_ok=True)
     if not problems:
         # The runtime's and the kubelet's state of pods that no longer run: only once nothing is mounted below it.
         for d in layout.runtime_dirs:
             shutil.rmtree(d, ignore_errors=True)
         for stale in ("gpu-device-plugin.ready", "containerd.sock", "containerd.sock.ttrpc"):
             (layout.dir / stale).unlink(missing_ok=True)
+    return problems
+
+
+def release(names: Names, device_plugin_dir: Path) -> list[str]:
+    """What a node known only by its names left (its state directory gone with its mounts, so no shim or mount
+    is left to find): its containers, bridge, cgroups, socket, CNI cache and the log links into a directory
+    that no longer exists; the problems that remain."""
+    problems: list[str] = []
+    roots = cgroup_roots(names)
+    if left := _kill_all(lambda: cgroup_pids(roots)):
+        problems.append(f"container processes still running: {sorted(left)}")
+    problems += _delete_bridge(names.bridge)
+    if left := _remove_cgroups(roots):
+        problems.append(f"cgroups not removed: {', '.join(left)}")
+    _unlink_logs(lambda target: f"/{DIR_NAME}/pod-logs/" in target and not os.path.exists(target))
+    _forget(names, device_plugin_dir)
     return problems

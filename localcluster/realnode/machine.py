@@ -15,8 +15,8 @@ from typing import Iterable
 
 from .node import DEVICE_PLUGIN_DIR, POD_SUBNET, Layout, RealNodeError
 
-# A Unix socket path is at most 107 bytes (sockaddr_un.sun_path); containerd adds ".ttrpc" to its socket's.
-MAX_SOCKET_PATH = 100
+# A Unix socket path is at most 107 bytes (sockaddr_un.sun_path holds 108 with the terminating NUL).
+MAX_SOCKET_PATH = 107
 # Where Debian's containernetworking-plugins puts the plugins, and upstream's default.
 CNI_DIRS = (Path("/usr/lib/cni"), Path("/opt/cni/bin"))
 CNI_PLUGINS = ("bridge", "host-local", "loopback", "portmap")
@@ -74,9 +74,11 @@ def preflight(layout: Layout) -> list[str]:
         cni_dir()
     except RealNodeError as err:
         problems.append(str(err))
-    if len(str(layout.socket)) > MAX_SOCKET_PATH:
-        problems.append(f"containerd's socket {layout.socket} is longer than {MAX_SOCKET_PATH} characters: use a "
-                        "shorter LOCAL_CLUSTER_DIR")
+    longest = max(layout.socket_paths, key=len)
+    if len(longest) > MAX_SOCKET_PATH:
+        problems.append(f"the node's sockets under {layout.dir} would be longer than a Unix socket path may be "
+                        f"({len(longest)} characters, at most {MAX_SOCKET_PATH}: {longest}): use a LOCAL_CLUSTER_DIR "
+                        f"at least {len(longest) - MAX_SOCKET_PATH} characters shorter")
     other = other_real_node(layout)
     if other:
         problems.append(f"another real node's kubelet runs ({other}): the kubelet's device-plugin directory "

@@ -134,6 +134,41 @@ def fit_problem(pool: PoolPlan, allocatable_cpu_millis: int, allocatable_memory_
 # where its state lives
 
 
+# What the machine knows a node by, from its tag (TAG_LENGTH hex digits of its state directory's hash). A link
+# name has at most 15 characters (IFNAMSIZ), so the bridge is BRIDGE_PREFIX and the tag: 12.
+TAG_LENGTH = 8
+BRIDGE_PREFIX = "gprn"
+CGROUP_PREFIX = "gpu-platform-real-node-"
+
+
+@dataclass(frozen=True)
+class Names:
+    """A node's names on the machine (its bridge, cgroup root, CNI network, device-plugin socket): derived from its
+    tag alone, so the leftovers of a node whose state directory is gone can still be found by them (orphans)."""
+
+    tag: str
+
+    @property
+    def bridge(self) -> str:
+        return f"{BRIDGE_PREFIX}{self.tag}"
+
+    @property
+    def cgroup_root(self) -> str:
+        return f"/{CGROUP_PREFIX}{self.tag}"
+
+    @property
+    def network(self) -> str:
+        return f"{CGROUP_PREFIX}{self.tag}"
+
+    @property
+    def plugin_socket(self) -> str:
+        return f"gpu-platform-{self.tag}.sock"
+
+
+def state_tag(state: Path) -> str:
+    return hashlib.sha256(str(state.resolve()).encode()).hexdigest()[:TAG_LENGTH]
+
+
 @dataclass(frozen=True)
 class Layout:
     """The node's paths and names, all derived from the cluster's state directory (a second cluster gets others)."""
@@ -147,27 +182,39 @@ class Layout:
 
     @property
     def tag(self) -> str:
-        return hashlib.sha256(str(self.state.resolve()).encode()).hexdigest()[:8]
+        return state_tag(self.state)
+
+    @property
+    def names(self) -> Names:
+        return Names(self.tag)
 
     @property
     def socket(self) -> Path:
         return self.dir / "containerd.sock"
 
     @property
+    def socket_paths(self) -> tuple[str, ...]:
+        """The longest path each process binds a socket at: containerd's ttrpc socket (its socket's path and
+        ".ttrpc"), the kubelet's pod-resources socket, which it binds at a temporary name first (os.CreateTemp's up
+        to 10 digits: k8s.io/cri-client v0.33.13 pkg/util/util_unix.go CreateListener) in
+        <root-dir>/pod-resources (k8s.io/kubernetes v1.33.13 pkg/kubelet/config/defaults.go)."""
+        return (f"{self.socket}.ttrpc", str(self.dir / "kubelet" / "pod-resources" / ("9" * 10)))
+
+    @property
     def bridge(self) -> str:
-        return f"gprn{self.tag}"          # 12 characters (a link name has at most 15)
+        return self.names.bridge
 
     @property
     def cgroup_root(self) -> str:
-        return f"/gpu-platform-real-node-{self.tag}"
+        return self.names.cgroup_root
 
     @property
     def network(self) -> str:
-        return f"gpu-platform-real-node-{self.tag}"
+        return self.names.network
 
     @property
     def plugin_socket(self) -> str:
-        return f"gpu-platform-{self.tag}.sock"
+        return self.names.plugin_socket
 
     @property
     def node_ip(self) -> str:

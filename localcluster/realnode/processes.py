@@ -14,6 +14,7 @@ from ..pki import issue, write_kubeconfig
 from ..state import REAL_NODE_COMPONENTS
 from ..supervise import StartError, log
 from ..tools import NodeImages, binary
+from . import orphans
 from .leftovers import cleanup
 from .node import OFF, Layout, RealNodeError, choose_pool, node_name, stale_nodes
 from .prepare import write_files
@@ -41,6 +42,18 @@ def clean(ctx: Context) -> list[str]:
     for problem in problems:
         print(f"error: real node cleanup: {problem}", file=sys.stderr, flush=True)
     return problems
+
+
+def remove_orphans(ctx: Context) -> None:
+    """What real nodes of other state directories left when none of them runs (orphans), each logged."""
+    found = orphans.find(layout(ctx))
+    for what in found.describe():
+        log(f"removing what {what} left: no real node runs on this machine")
+    problems = orphans.remove(found, layout(ctx).device_plugin_dir)
+    for problem in problems:
+        print(f"error: real node cleanup: {problem}", file=sys.stderr, flush=True)
+    if problems:
+        raise StartError("the leftovers of another state directory's real node could not be removed (above)")
 
 
 def remove_stale(ctx: Context) -> None:
@@ -84,6 +97,7 @@ def start(ctx: Context) -> None:
 
     if clean(ctx):
         raise StartError("the real node's leftovers could not be removed (above)")
+    remove_orphans(ctx)
     assert ctx.node_images is not None
     try:
         plan = load_plan(ctx.settings.stack, None)[1]

@@ -28,7 +28,8 @@ from gpu_platform.stack_files import load_plan
 from localcluster import realnode
 from tests.live.conftest import condition, is_true, wait_for
 from tests.realtools import (
-    CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, Cluster, new_engine, require, run, running_cluster,
+    CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, Cluster, new_engine, require, run, running_cluster, start_cluster,
+    stop_cluster,
 )
 
 STACK = "realnode"
@@ -351,17 +352,18 @@ def test_a_lost_nodes_job_gets_a_new_pod_without_failing(real: RealNodeCluster) 
             real.kubectl("delete", "node", n["metadata"]["name"], "--wait=false")
 
 
-def test_a_start_after_a_crash_removes_what_the_crashed_node_left(real: RealNodeCluster) -> None:
+def crash_with_a_running_job(real: RealNodeCluster, name: str) -> set[int]:
+    """A job's container running on the real node, then every process of the cluster killed at once (a machine's
+    OOM killer, kill -9, a CI job's timeout): runc's containers and containerd's shims outlive them by design,
+    with their mounts, network namespaces and cgroups. The container processes that survived."""
     layout = realnode.Layout(real.cluster.state)
     job = run([sys.executable, "-m", "platform_cli", "job", "--stack", str(real.stack_file), "--team", TEAM,
-               "--pool", POOL, "--gpus", "1", "--duration", "10m", "--name", "crashed"], real.cluster.env).stdout
+               "--pool", POOL, "--gpus", "1", "--duration", "10m", "--name", name], real.cluster.env).stdout
     real.kubectl("create", "-f", "-", tenant=True, input=job)
-    wait_for(lambda: [p for p in real.get("pods", "-n", TEAM, "-l", "batch.kubernetes.io/job-name=crashed")["items"]
+    wait_for(lambda: [p for p in real.get("pods", "-n", TEAM, "-l", f"batch.kubernetes.io/job-name={name}")["items"]
                       if p["status"].get("phase") == "Running"], 120, "the job's pod Running")
     before = realnode.cgroup_pids(realnode.cgroup_roots(layout))
     assert before, "no container process in the node's cgroups"
-    # Every process of the cluster dies at once (a machine's OOM killer, kill -9): runc's containers and
-    # containerd's shims outlive them by design, with their mounts, network namespaces and cgroups.
     status = real.cluster.driver.script("status", check=False).stdout
     pids = [int(line.rsplit("pid ", 1)[1].rstrip(")")) for line in status.splitlines() if "(pid " in line]
     assert len(pids) >= 10
@@ -371,15 +373,60 @@ def test_a_start_after_a_crash_removes_what_the_crashed_node_left(real: RealNode
                          for p in pids), 10, "the cluster's processes gone")
     assert before & realnode.cgroup_pids(realnode.cgroup_roots(layout)), "the containers died with the cluster"
     assert any(m.startswith(f"{layout.dir}/") for m in realnode.mountpoints())
+    return before
 
+
+def bridges() -> list[str]:
+    out = subprocess.run(["ip", "-o", "link", "show", "type", "bridge"], capture_output=True, text=True).stdout
+    return [line.split(": ")[1].split("@")[0] for line in out.splitlines()]
+
+
+def test_a_start_after_a_crash_removes_what_the_crashed_node_left(real: RealNodeCluster) -> None:
+    layout = realnode.Layout(real.cluster.state)
+    before = crash_with_a_running_job(real, "crashed")
     real.cluster.driver.start(timeout=600)
     # The crashed node's containers are gone; the node is Ready again with its four units.
     assert not before & realnode.cgroup_pids(realnode.cgroup_roots(layout))
     node = real.get("node", NODE)
     assert is_true(node, "Ready") and node["status"]["allocatable"]["nvidia.com/gpu.shared"] == "4"
-    assert len([line for line in subprocess.run(["ip", "-o", "link", "show", "type", "bridge"], capture_output=True,
-                                                text=True).stdout.splitlines() if f" {layout.bridge}:" in line]) == 1
+    assert bridges().count(layout.bridge) == 1
     real.kubectl("delete", "job", "-n", TEAM, "crashed", "--wait=false")
+
+
+def test_a_start_in_another_directory_removes_what_crashed_nodes_of_other_directories_left(
+        real: RealNodeCluster, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """CI at 3394714: a session killed with its real node running left the bridge (10.244.0.0/24) and the
+    containers of a pytest directory nobody would start again, and every later start was refused ("the pod network
+    10.244.0.0/24 overlaps a route of this machine (10.244.0.0/24 dev gprn07229ab2)")."""
+    crashed = realnode.Layout(real.cluster.state)
+    before = crash_with_a_running_job(real, "orphaned")
+    # And one whose state directory is gone: only its bridge, with a route into the pod network, and a cgroup
+    # with a process in it are left, under a node's names (localcluster/realnode/node.py Names).
+    gone = realnode.Names("00dead00")
+    assert subprocess.run(["ip", "link", "add", gone.bridge, "type", "bridge"]).returncode == 0
+    assert subprocess.run(["ip", "addr", "add", "10.244.0.129/25", "dev", gone.bridge]).returncode == 0
+    cgroup = Path("/sys/fs/cgroup/pids") / gone.cgroup_root.lstrip("/") / "pod"
+    cgroup.mkdir(parents=True)
+    # Not this process's child (a crashed node's containers are not the next start's either): init reaps it.
+    sleeper = int(subprocess.run(["sh", "-c", "sleep 600 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True,
+                                 check=True).stdout)
+    (cgroup / "cgroup.procs").write_text(str(sleeper))
+
+    # A short directory: the kubelet's sockets under it must fit a Unix socket path (machine.preflight).
+    other = start_cluster(tmp_path_factory.mktemp("other") / "cluster", APISERVER_PORT, ETCD_PORT, "real node (other directory)",
+                          {"LOCAL_CLUSTER_STACK": str(real.stack_file), "LOCAL_CLUSTER_REAL_NODE": POOL})
+    try:
+        assert is_true(json.loads(other.kubectl("get", "node", NODE, "-o", "json").stdout), "Ready")
+        assert not Path(f"/proc/{sleeper}").exists() or "Z" in Path(f"/proc/{sleeper}/stat").read_text().split()[2]
+        assert not before & realnode.cgroup_pids(realnode.cgroup_roots(crashed))
+        assert [m for m in realnode.mountpoints() if m.startswith(f"{crashed.dir}/")] == []
+        assert crashed.bridge not in bridges() and gone.bridge not in bridges()
+        assert realnode.cgroup_roots(gone) == [] and realnode.cgroup_roots(crashed) == []
+        assert realnode.Layout(other.state).bridge in bridges()
+    finally:
+        stop_cluster(other)
+    real.cluster.driver.start(timeout=600)   # the module's cluster again, for the tests after this one
+    assert is_true(real.get("node", NODE), "Ready")
 
 
 def test_stop_leaves_no_process_mount_link_or_cgroup(real: RealNodeCluster) -> None:

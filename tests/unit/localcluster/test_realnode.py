@@ -158,3 +158,38 @@ def test_cleanup_of_a_node_that_left_nothing_does_nothing(tmp_path: Path) -> Non
     (tmp_path / "device-plugins").mkdir()
     assert realnode.cleanup(Layout(tmp_path, tmp_path / "device-plugins")) == []
     assert (tmp_path / "real-node").is_dir()
+
+
+def test_a_node_whose_state_directory_is_gone_is_still_known_by_its_bridge_and_cgroup_names() -> None:
+    # What an orphan leaves the kernel (localcluster/realnode/orphans.py): the names a start looks for.
+    gone = realnode.Names("07229ab2")
+    assert (gone.bridge, gone.cgroup_root, gone.plugin_socket) == (
+        "gprn07229ab2", "/gpu-platform-real-node-07229ab2", "gpu-platform-07229ab2.sock")
+    layout = Layout(Path("/var/tmp/some-cluster"))
+    assert layout.names == realnode.Names(layout.tag) and layout.bridge == f"gprn{layout.tag}"
+
+
+def test_a_path_names_a_crashed_nodes_state_directory_only_where_the_nodes_files_are(tmp_path: Path) -> None:
+    from localcluster.realnode.orphans import state_of
+
+    mount = f"{tmp_path}/real-node/kubelet/pods/x/volumes"
+    assert state_of(mount) is None            # someone else's directory called real-node: never touched
+    (tmp_path / "real-node").mkdir()
+    (tmp_path / "real-node" / "containerd.args").write_text("--config\n")
+    assert state_of(mount) == tmp_path
+    assert state_of(f"{tmp_path}/other/kubelet") is None
+    # A shim's -address names the node's socket even when its directory is gone.
+    assert state_of("/gone/cluster/real-node/containerd.sock") == Path("/gone/cluster")
+
+
+def test_a_state_directory_too_long_for_the_kubelets_sockets_is_refused_before_anything_starts() -> None:
+    # The kubelet binds its pod-resources socket at <state>/real-node/kubelet/pod-resources/<up to 10 digits>
+    # first: 113 characters here, and it exited with "bind: invalid argument" (tests/live at 3394714).
+    state = Path("/tmp/pytest-of-root/pytest-227/test_a_start_in_another_direct0/cluster")
+    problems = [p for p in realnode.preflight(Layout(state)) if "socket" in p]
+    assert problems == [
+        f"the node's sockets under {state}/real-node would be longer than a Unix socket path may be (113 characters, "
+        f"at most 107: {state}/real-node/kubelet/pod-resources/9999999999): use a LOCAL_CLUSTER_DIR at least 6 "
+        "characters shorter"]
+    assert [p for p in realnode.preflight(Layout(Path("/tmp/pytest-of-root/pytest-227/other0/cluster")))
+            if "socket" in p] == []
