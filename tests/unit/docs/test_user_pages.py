@@ -18,9 +18,6 @@ from tests.conftest import ROOT
 DOCS = ROOT / "docs"
 # Where measurements and the development machine belong, and the design record.
 MEASUREMENT_PAGES = {"performance.md", "testing.md", "architecture.md"}
-# Pages other work is still moving; each figure of theirs about the development machine is listed by its text
-# (report.md: the seeds' run-time figures) and must go when the page is reworked.
-NOT_YET_MOVED = {"report.md": ["on the 2-core machine\nat a load average of 34", "the 2-core machine at a load average of 18"]}
 USER_PAGES = [ROOT / "README.md", *[p for p in sorted(DOCS.glob("*.md")) if p.name not in MEASUREMENT_PAGES],
               *sorted((DOCS / "tasks").glob("*.md"))]
 ABOUT_OUR_MACHINE = re.compile(
@@ -30,8 +27,6 @@ ABOUT_OUR_MACHINE = re.compile(
 
 def about_our_machine(page: Path) -> list[str]:
     text = page.read_text()
-    for allowed in NOT_YET_MOVED.get(page.name, []):
-        text = text.replace(allowed, "")
     return [text[max(0, m.start() - 40):m.end() + 40].replace("\n", " ") for m in ABOUT_OUR_MACHINE.finditer(text)]
 
 
