@@ -51,59 +51,59 @@ class DcgmField:
 
 # The metrics dcgm-exporter collects: a custom list replaces the exporter's default list entirely, so
 # everything the rules and dashboards read must be here (a test checks it). Field names: DCGM field
-# identifiers (docs.nvidia.com/datacenter/dcgm/latest/dcgm-api/dcgm-api-field-ids.html) and the
-# exporter's own DCGM_EXP_* metrics; format and help texts follow dcgm-exporter's etc/default-counters.csv
-# and etc/dcp-metrics-included.csv.
+# identifiers and the exporter's own metrics, as gpu_platform/conventions/monitoring.py spells them (with their
+# sources); format and help texts follow dcgm-exporter's etc/default-counters.csv and etc/dcp-metrics-included.csv.
 DCGM_FIELDS: tuple[DcgmField, ...] = (
     # Utilization and profiling (DCP metrics are ratios 0..1).
-    DcgmField("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
-    DcgmField("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
+    DcgmField(cv.DCGM_GPU_UTIL, "gauge", "GPU utilization (in %)."),
+    DcgmField(cv.DCGM_MEM_COPY_UTIL, "gauge", "Memory utilization (in %)."),
     DcgmField(cv.BUSY_FIELD, "gauge", "Ratio of time the graphics engine is active."),
-    DcgmField("DCGM_FI_PROF_SM_ACTIVE", "gauge", "The ratio of cycles an SM has at least 1 warp assigned."),
-    DcgmField("DCGM_FI_PROF_SM_OCCUPANCY", "gauge", "The ratio of number of warps resident on an SM."),
-    DcgmField("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
-    DcgmField("DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
+    DcgmField(cv.DCGM_SM_ACTIVE, "gauge", "The ratio of cycles an SM has at least 1 warp assigned."),
+    DcgmField(cv.DCGM_SM_OCCUPANCY, "gauge", "The ratio of number of warps resident on an SM."),
+    DcgmField(cv.DCGM_PIPE_TENSOR_ACTIVE, "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
+    DcgmField(cv.DCGM_DRAM_ACTIVE, "gauge",
               "Ratio of cycles the device memory interface is active sending or receiving data."),
     # Memory.
-    DcgmField("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
+    DcgmField(cv.DCGM_FB_FREE, "gauge", "Framebuffer memory free (in MiB)."),
     DcgmField(cv.HELD_FIELD, "gauge", "Framebuffer memory used (in MiB)."),
     # Clocks and clock-event (throttle) reasons.
-    DcgmField("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
-    DcgmField("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
-    DcgmField("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "gauge", "Bitmask of the reasons the clocks are lowered (NVML clocks event reasons)."),
-    DcgmField("DCGM_FI_DEV_POWER_VIOLATION", "counter", "Throttling duration due to power constraints (in ns)."),
-    DcgmField("DCGM_FI_DEV_THERMAL_VIOLATION", "counter", "Throttling duration due to thermal constraints (in ns)."),
+    DcgmField(cv.DCGM_SM_CLOCK, "gauge", "SM clock frequency (in MHz)."),
+    DcgmField(cv.DCGM_MEM_CLOCK, "gauge", "Memory clock frequency (in MHz)."),
+    DcgmField(cv.DCGM_CLOCKS_EVENT_REASONS, "gauge",
+              "Bitmask of the reasons the clocks are lowered (NVML clocks event reasons)."),
+    DcgmField(cv.DCGM_POWER_VIOLATION, "counter", "Throttling duration due to power constraints (in ns)."),
+    DcgmField(cv.DCGM_THERMAL_VIOLATION, "counter", "Throttling duration due to thermal constraints (in ns)."),
     # Power and temperature.
-    DcgmField("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
-    DcgmField("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."),
-    DcgmField("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
-    DcgmField("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."),
+    DcgmField(cv.DCGM_POWER_USAGE, "gauge", "Power draw (in W)."),
+    DcgmField(cv.DCGM_TOTAL_ENERGY, "counter", "Total energy consumption since boot (in mJ)."),
+    DcgmField(cv.DCGM_GPU_TEMP, "gauge", "GPU temperature (in C)."),
+    DcgmField(cv.DCGM_MEMORY_TEMP, "gauge", "Memory temperature (in C)."),
     # XID.
-    DcgmField("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
-    DcgmField("DCGM_EXP_XID_ERRORS_COUNT", "gauge", "Count of XID errors within the exporter's XID window (label xid)."),
+    DcgmField(cv.DCGM_XID_ERRORS, "gauge", "Value of the last XID error encountered."),
+    DcgmField(cv.DCGM_XID_ERRORS_COUNT, "gauge", "Count of XID errors within the exporter's XID window (label xid)."),
     # ECC.
-    DcgmField("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors."),
-    DcgmField("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors."),
-    DcgmField("DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "counter", "Total number of single-bit persistent ECC errors."),
-    DcgmField("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "counter", "Total number of double-bit persistent ECC errors."),
+    DcgmField(cv.DCGM_ECC_SBE_VOLATILE, "counter", "Total number of single-bit volatile ECC errors."),
+    DcgmField(cv.DCGM_ECC_DBE_VOLATILE, "counter", "Total number of double-bit volatile ECC errors."),
+    DcgmField(cv.DCGM_ECC_SBE_AGGREGATE, "counter", "Total number of single-bit persistent ECC errors."),
+    DcgmField(cv.DCGM_ECC_DBE_AGGREGATE, "counter", "Total number of double-bit persistent ECC errors."),
     # Row remapping (A100 and later).
-    DcgmField("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors"),
-    DcgmField("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors"),
-    DcgmField("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"),
+    DcgmField(cv.DCGM_UNCORRECTABLE_REMAPPED_ROWS, "counter", "Number of remapped rows for uncorrectable errors"),
+    DcgmField(cv.DCGM_CORRECTABLE_REMAPPED_ROWS, "counter", "Number of remapped rows for correctable errors"),
+    DcgmField(cv.DCGM_ROW_REMAP_FAILURE, "gauge", "Whether remapping of rows has failed"),
     # NVLink.
-    DcgmField("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total number of NVLink bandwidth counters for all lanes."),
-    DcgmField("DCGM_FI_PROF_NVLINK_TX_BYTES", "gauge", "The rate of data transmitted over NVLink (in B/s)."),
-    DcgmField("DCGM_FI_PROF_NVLINK_RX_BYTES", "gauge", "The rate of data received over NVLink (in B/s)."),
-    DcgmField("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink flow-control CRC errors."),
-    DcgmField("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink data CRC errors."),
-    DcgmField("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink retries."),
-    DcgmField("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink recovery errors."),
+    DcgmField(cv.DCGM_NVLINK_BANDWIDTH, "counter", "Total number of NVLink bandwidth counters for all lanes."),
+    DcgmField(cv.DCGM_NVLINK_TX_BYTES, "gauge", "The rate of data transmitted over NVLink (in B/s)."),
+    DcgmField(cv.DCGM_NVLINK_RX_BYTES, "gauge", "The rate of data received over NVLink (in B/s)."),
+    DcgmField(cv.DCGM_NVLINK_CRC_FLIT_ERRORS, "counter", "Total number of NVLink flow-control CRC errors."),
+    DcgmField(cv.DCGM_NVLINK_CRC_DATA_ERRORS, "counter", "Total number of NVLink data CRC errors."),
+    DcgmField(cv.DCGM_NVLINK_REPLAY_ERRORS, "counter", "Total number of NVLink retries."),
+    DcgmField(cv.DCGM_NVLINK_RECOVERY_ERRORS, "counter", "Total number of NVLink recovery errors."),
     # PCIe.
-    DcgmField("DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "The rate of data transmitted over the PCIe bus (in B/s)."),
-    DcgmField("DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "The rate of data received over the PCIe bus (in B/s)."),
-    DcgmField("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."),
+    DcgmField(cv.DCGM_PCIE_TX_BYTES, "gauge", "The rate of data transmitted over the PCIe bus (in B/s)."),
+    DcgmField(cv.DCGM_PCIE_RX_BYTES, "gauge", "The rate of data received over the PCIe bus (in B/s)."),
+    DcgmField(cv.DCGM_PCIE_REPLAY_COUNTER, "counter", "Total number of PCIe retries."),
     # Static information, exported as a label on the other metrics.
-    DcgmField("DCGM_FI_DRIVER_VERSION", "label", "Driver Version"),
+    DcgmField(cv.DCGM_DRIVER_VERSION, "label", "Driver Version"),
 )
 
 

@@ -59,20 +59,21 @@ def job_end(kind: str, finished_reason: str) -> str | None:
 
 # Where a Prometheus finds Workloads' conditions: kube-state-metrics' custom resource state metrics (its
 # --custom-resource-state-config; kubernetes/kube-state-metrics docs/metrics/extend/customresourcestate-metrics.md:
-# a gauge per element of status.conditions, valueFrom the condition's status, "True" read as 1; the name is
-# metricNamePrefix + "_" + the metric's name). KSM_WORKLOAD_CONDITIONS is that configuration; docs/report.md says
-# where it goes. The live local cluster's telemetry serves the same series (localcluster/telemetry.py).
-WORKLOAD_CONDITION_METRIC = "kube_kueue_workload_status_condition"
+# a gauge per element of status.conditions, valueFrom the condition's status, "True" read as 1). KSM_WORKLOAD_CONDITIONS
+# is that configuration, named from the conventions (the series is metricNamePrefix + "_" + the metric's name,
+# cv.KSM_WORKLOAD_CONDITION); docs/report.md says where it goes. The live local cluster's telemetry serves the same
+# series (localcluster/telemetry.py).
+WORKLOAD_CONDITION_METRIC = cv.KSM_WORKLOAD_CONDITION
 KUEUE_WORKLOAD_GVK = {"group": "kueue.x-k8s.io", "version": "v1beta2", "kind": "Workload"}
 KSM_WORKLOAD_CONDITIONS: dict[str, Any] = {
     "kind": "CustomResourceStateMetrics",
     "spec": {"resources": [{
         "groupVersionKind": KUEUE_WORKLOAD_GVK,
-        "metricNamePrefix": "kube_kueue_workload",
+        "metricNamePrefix": cv.KSM_WORKLOAD_METRIC_PREFIX,
         "labelsFromPath": {"namespace": ["metadata", "namespace"], "workload": ["metadata", "name"],
                            "owner_kind": ["metadata", "ownerReferences", "0", "kind"],
                            "owner_name": ["metadata", "ownerReferences", "0", "name"]},
-        "metrics": [{"name": "status_condition", "help": "The Workload's status conditions (1: True).",
+        "metrics": [{"name": cv.KSM_WORKLOAD_CONDITION_NAME, "help": "The Workload's status conditions (1: True).",
                      "each": {"type": "Gauge", "gauge": {"path": ["status", "conditions"],
                                                          "labelsFromPath": {"type": ["type"], "reason": ["reason"]},
                                                          "valueFrom": ["status"]}}}],

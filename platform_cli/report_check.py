@@ -67,7 +67,7 @@ def queries(plan: Plan) -> dict[str, str]:
         "kueue_resources": f"count({cv.KUEUE_NOMINAL_QUOTA}{{{r}}})",
         "ksm": f"count({cv.KSM_NODE_INFO})",
         "gpu_nodes": f'count by (node) ({cv.KSM_NODE_ALLOCATABLE}{{resource=~"{ksm_gpu}"}} > 0)',
-        "dcgm_up": f'max by (node) (up{{job="{cv.DCGM_JOB}"}})',
+        "dcgm_up": f'max by (node) ({cv.SCRAPE_UP}{{job="{cv.DCGM_JOB}"}})',
         "dcgm_busy": f"count by (node) ({cv.BUSY_FIELD})",
         "pool_label": f'count by (node) ({cv.KSM_NODE_LABELS}{{{a.POOL_NODE_LABEL}!=""}})',
         "workload_states": f"count({uw.WORKLOAD_CONDITION_METRIC})",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpu_platform import conventions as cv
+
 from .record_names import NODE_POOL
 from .rules import Alert, Group
 from .sources import GPU_KEY
@@ -33,7 +35,7 @@ CRITICAL_XIDS: tuple[Xid, ...] = (
     Xid(63, "RowRemapPending", "an ECC page retirement / row-remapping event: a faulty memory row was "
         "recorded and is remapped at the next GPU reset",
         "Finish or checkpoint the GPU's workloads, drain the node and reset the GPU so the remapping takes "
-        "effect. Check DCGM_FI_DEV_ROW_REMAP_FAILURE and the remapped-row counters on the GPU health dashboard."),
+        f"effect. Check {cv.DCGM_ROW_REMAP_FAILURE} and the remapped-row counters on the GPU health dashboard."),
     Xid(64, "RowRemapFailure", "an ECC page retirement / row-remapper recording failure",
         "Drain the node now and reset the GPU. If the error persists after the reset, the GPU is out of "
         "spare rows: replace the instance."),
@@ -72,7 +74,7 @@ def _bit_set(metric: str, bits: tuple[int, ...]) -> str:
 def gpu_health_alerts() -> Group:
     rules: list[Alert] = []
     for x in CRITICAL_XIDS:
-        xid_count = 'DCGM_EXP_XID_ERRORS_COUNT{xid="%d"}' % x.code
+        xid_count = f'{cv.DCGM_XID_ERRORS_COUNT}{{xid="{x.code:d}"}}'
         rules.append(Alert(
             alert=f"GpuXid{x.code}{x.name}",
             expr=f"{_per_gpu(xid_count)} > 0",
@@ -84,7 +86,7 @@ def gpu_health_alerts() -> Group:
     rules += [
         Alert(
             alert="GpuDoubleBitEccErrors",
-            expr=f"{_per_gpu('increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[10m])')} > 0",
+            expr=f"{_per_gpu(f'increase({cv.DCGM_ECC_DBE_VOLATILE}[10m])')} > 0",
             severity="critical",
             summary="Double-bit ECC errors on GPU {{ $labels.gpu }} of {{ $labels.node }} (pool {{ $labels.pool }})",
             description="{{ $value }} uncorrectable (double-bit) ECC errors in the last 10 minutes. Data in GPU "
@@ -94,7 +96,7 @@ def gpu_health_alerts() -> Group:
         ),
         Alert(
             alert="GpuRowRemapFailure",
-            expr=f"{_per_gpu('DCGM_FI_DEV_ROW_REMAP_FAILURE')} > 0",
+            expr=f"{_per_gpu(cv.DCGM_ROW_REMAP_FAILURE)} > 0",
             severity="critical",
             summary="Row remapping failed on GPU {{ $labels.gpu }} of {{ $labels.node }} (pool {{ $labels.pool }})",
             description="The GPU could not remap a faulty memory row: it has run out of spare rows and will "
@@ -104,19 +106,19 @@ def gpu_health_alerts() -> Group:
         ),
         Alert(
             alert="GpuThermalThrottling",
-            expr=f"{_per_gpu(_bit_set('DCGM_FI_DEV_CLOCKS_EVENT_REASONS', THERMAL_BITS))} > 0",
+            expr=f"{_per_gpu(_bit_set(cv.DCGM_CLOCKS_EVENT_REASONS, THERMAL_BITS))} > 0",
             for_="10m",
             severity="warning",
             summary="GPU {{ $labels.gpu }} of {{ $labels.node }} (pool {{ $labels.pool }}) is thermally throttled",
             description="The GPU has lowered its clocks for temperature (software or hardware thermal slowdown) "
                         "for 10 minutes; jobs on it, and every job synchronised with it, run slower.",
-            runbook="Check DCGM_FI_DEV_GPU_TEMP and DCGM_FI_DEV_MEMORY_TEMP on the GPU health dashboard. One hot "
+            runbook=f"Check {cv.DCGM_GPU_TEMP} and {cv.DCGM_MEMORY_TEMP} on the GPU health dashboard. One hot "
                     "GPU on a node points at the instance (open an AWS case, replace it); all GPUs of a node "
                     "hot points at cooling in that host. Drain the node if training jobs stall.",
         ),
         Alert(
             alert="GpuPowerThrottling",
-            expr=f"{_per_gpu(_bit_set('DCGM_FI_DEV_CLOCKS_EVENT_REASONS', POWER_BRAKE_BITS))} > 0",
+            expr=f"{_per_gpu(_bit_set(cv.DCGM_CLOCKS_EVENT_REASONS, POWER_BRAKE_BITS))} > 0",
             for_="5m",
             severity="warning",
             summary="GPU {{ $labels.gpu }} of {{ $labels.node }} (pool {{ $labels.pool }}) is power-brake throttled",
@@ -129,8 +131,8 @@ def gpu_health_alerts() -> Group:
             alert="GpuNvlinkErrors",
             expr=_per_gpu(" or ".join(
                 f"sum by (node, gpu, UUID, modelName) (increase({m}[15m])) > 0"
-                for m in ("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
-                          "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL")
+                for m in (cv.DCGM_NVLINK_RECOVERY_ERRORS, cv.DCGM_NVLINK_REPLAY_ERRORS, cv.DCGM_NVLINK_CRC_DATA_ERRORS,
+                          cv.DCGM_NVLINK_CRC_FLIT_ERRORS)
             )) + " > 0",
             severity="warning",
             summary="NVLink errors on GPU {{ $labels.gpu }} of {{ $labels.node }} (pool {{ $labels.pool }})",

@@ -12,7 +12,7 @@ from .thresholds import BUSY_INPUT_MISSING_FOR, EXPORTER_DOWN_FOR, NODE_GPUS_MIS
 
 
 def node_alerts() -> Group:
-    up = f'up{{job="{DCGM_JOB}"}}'
+    up = f'{cv.SCRAPE_UP}{{job="{DCGM_JOB}"}}'
     return Group("gpu-platform.nodes", (
         Alert(
             alert="GpuNodeMissingGpus",
@@ -49,10 +49,10 @@ def node_alerts() -> Group:
             for_=BUSY_INPUT_MISSING_FOR,
             severity="warning",
             summary=f"dcgm-exporter on {{{{ $labels.node }}}} (pool {{{{ $labels.pool }}}}) reports no {BUSY_FIELD}",
-            description="The node's exporter is scraped but gives no profiling (DCGM_FI_PROF_*) series: busy GPU "
-                        "time is not measured on it, so the pool's teams would read 0 busy and all their allocation "
-                        "idle. GpuTeamAllocatedIdle stays silent for the pool, and the report refuses for teams whose GPUs "
-                        "no busy series measures.",
+            description=f"The node's exporter is scraped but gives no profiling ({cv.DCGM_PROFILING_PREFIX}*) "
+                        "series: busy GPU time is not measured on it, so the pool's teams would read 0 busy and all "
+                        "their allocation idle. GpuTeamAllocatedIdle stays silent for the pool, and the report "
+                        "refuses for teams whose GPUs no busy series measures.",
             runbook="kubectl -n gpu-operator logs -l app=nvidia-dcgm-exporter on the node: \"Not collecting DCP "
                     f"metrics\" and \"Skipping line N ('{BUSY_FIELD}'): metric not enabled\" say profiling is "
                     "unavailable: a GPU without profiling support (before Volta), an exporter without the "
@@ -61,7 +61,7 @@ def node_alerts() -> Group:
         Alert(
             alert="GpuNodePoolLabelMissing",
             expr=(f"(sum by (pool) ({TEAM_POOL_ALLOCATED_GPUS}) > 0) unless on () {NODE_POOL} "
-                  f'and on () count(up{{job="{DCGM_JOB}"}} == 1)'),
+                  f"and on () count({up} == 1)"),
             for_=BUSY_INPUT_MISSING_FOR,
             severity="warning",
             summary="Pool {{ $labels.pool }} has GPUs allocated, and kube-state-metrics gives no node a "

@@ -19,7 +19,7 @@ def queue_alerts(plan: Plan) -> Group:
         Alert(
             alert="KueueWorkloadsPendingTooLong",
             expr=(f"({pending} > 0 unless on (cluster_queue) "
-                  f"sum by (cluster_queue) (increase(kueue_admitted_workloads_total{{{KUEUE_REPLICA}}}[15m])) > 0) "
+                  f"sum by (cluster_queue) (increase({cv.KUEUE_ADMITTED_WORKLOADS}{{{KUEUE_REPLICA}}}[15m])) > 0) "
                   f"* on (cluster_queue) group_left (team) {CLUSTER_QUEUE_TEAM}"),
             for_=PENDING_FOR,
             severity="warning",
@@ -34,7 +34,7 @@ def queue_alerts(plan: Plan) -> Group:
         ),
         Alert(
             alert="KueueClusterQueueAtQuota",
-            expr=(f"((sum by (cluster_queue, flavor, resource) (kueue_cluster_queue_resource_usage{{resource=~\"{gpu}\", {KUEUE_REPLICA}}}) "
+            expr=(f"((sum by (cluster_queue, flavor, resource) ({cv.KUEUE_RESOURCE_USAGE}{{resource=~\"{gpu}\", {KUEUE_REPLICA}}}) "
                   f">= on (cluster_queue, flavor, resource) "
                   f"sum by (cluster_queue, flavor, resource) ({cv.KUEUE_NOMINAL_QUOTA}{{resource=~\"{gpu}\", {KUEUE_REPLICA}}}) > 0) "
                   f"and on (cluster_queue) ({pending} > 0)) "

@@ -50,7 +50,7 @@ def held_device_expr() -> str:
 def node_busy_unmeasured_expr() -> str:
     """GPU nodes of a pool whose exporter is up and gives no busy series: dcgm-exporter reports every device,
     held or not (virtual GPUs too since PR #594), so a node without one has no profiling."""
-    return (f'((max by (node) (up{{job="{DCGM_JOB}"}}) == 1) * on (node) group_left (pool) {NODE_POOL}) '
+    return (f'((max by (node) ({cv.SCRAPE_UP}{{job="{DCGM_JOB}"}}) == 1) * on (node) group_left (pool) {NODE_POOL}) '
             f"unless on (node) {BUSY_FIELD}")
 
 
@@ -63,7 +63,7 @@ def recording_rules(plan: Plan) -> Group:
                           f'"pool", "$1", "{POOL_NODE_LABEL}", "(.+)"))'),
         Record(NODE_EXPECTED_UNITS, f"{NODE_POOL} * on (pool) group_left (resource) {POOL_UNITS_PER_NODE}"),
         Record(POD_ATTRIBUTION, pod_attribution_expr()),
-        Record(GPU_ACTIVE, with_attribution(f"DCGM_FI_PROF_GR_ENGINE_ACTIVE * on (node) group_left (pool) {NODE_POOL}")),
+        Record(GPU_ACTIVE, with_attribution(f"{BUSY_FIELD} * on (node) group_left (pool) {NODE_POOL}")),
         # A GPU is allocated to a team when dcgm-exporter attributes it to a pod in one of the team's
         # namespaces; unallocated GPUs keep the exporter's own namespace and drop out of the join.
         Record(ALLOCATED_GPU_ACTIVE, f"{GPU_ACTIVE} * on (namespace) group_left (team) {NAMESPACE_TEAM}"),
@@ -74,7 +74,7 @@ def recording_rules(plan: Plan) -> Group:
         Record(TEAM_POOL_UTILIZATION, f"avg by (team, pool) ({ALLOCATED_GPU_ACTIVE})"),
         Record(TEAM_UTILIZATION, f"avg by (team) ({ALLOCATED_GPU_ACTIVE})"),
         # Allocation is what Kueue admitted: usage per ClusterQueue (team) and flavor (pool), in pool units.
-        Record(TEAM_POOL_ALLOCATED, f'sum by (team, pool, resource) (kueue_cluster_queue_resource_usage{{resource=~"{kueue_gpu}", {KUEUE_REPLICA}}} '
+        Record(TEAM_POOL_ALLOCATED, f'sum by (team, pool, resource) ({cv.KUEUE_RESOURCE_USAGE}{{resource=~"{kueue_gpu}", {KUEUE_REPLICA}}} '
                                     f"* on (cluster_queue) group_left (team) {CLUSTER_QUEUE_TEAM} "
                                     f"* on (flavor) group_left (pool) {FLAVOR_POOL})"),
         Record(POOL_ALLOCATED, f"sum by (pool, resource) ({TEAM_POOL_ALLOCATED})"),

@@ -3,6 +3,8 @@ requeued after losing a node and on jobs deactivated at the requeue limit."""
 
 from __future__ import annotations
 
+from gpu_platform import conventions as cv
+
 from .record_names import CLUSTER_QUEUE_TEAM, TEAM_EVICTIONS
 from .rules import Alert, Group, Record
 from .sources import KUEUE_REPLICA
@@ -14,7 +16,7 @@ def requeue_rules() -> Group:
     job's node failed and no replacement was free (or a second one failed); PodsReadyTimeout with underlying
     cause WaitForRecovery, a running job lost a pod and was not whole again within the recovery timeout
     (WaitForStart: its pods never all started); Deactivated with RequeuingLimitExceeded, the requeue limit."""
-    evictions = (f"sum by (team, reason, underlying_cause) (increase(kueue_evicted_workloads_total{{{KUEUE_REPLICA}}}[1h]) "
+    evictions = (f"sum by (team, reason, underlying_cause) (increase({cv.KUEUE_EVICTED_WORKLOADS}{{{KUEUE_REPLICA}}}[1h]) "
                  f"* on (cluster_queue) group_left (team) {CLUSTER_QUEUE_TEAM})")
     node_lost = (f'{TEAM_EVICTIONS}{{reason="NodeFailures"}} > 0 or '
                  f'{TEAM_EVICTIONS}{{reason="PodsReadyTimeout", underlying_cause="WaitForRecovery"}} > 0')

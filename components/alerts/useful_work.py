@@ -3,6 +3,7 @@ pod, with the definitions of gpu_platform/useful_work.py, and the alert on a tea
 
 from __future__ import annotations
 
+from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
 
 from .record_names import (
@@ -33,7 +34,7 @@ def useful_work_rules(plan: Plan) -> Group:
         Record(POD_ALLOCATED_GPUS, f"sum by (team, pool, namespace, pod) ({held})"),
         Record(POD_BUSY_GPUS, f"sum by (team, pool, namespace, pod) ({weighted})"),
         Record(TEAM_POOL_ALLOCATED_GPUS,
-               f'sum by (team, pool) (kueue_cluster_queue_resource_usage{{resource=~"{kueue_gpu}", {KUEUE_REPLICA}}} '
+               f'sum by (team, pool) ({cv.KUEUE_RESOURCE_USAGE}{{resource=~"{kueue_gpu}", {KUEUE_REPLICA}}} '
                f"* on (cluster_queue) group_left (team) {CLUSTER_QUEUE_TEAM} "
                f"* on (flavor) group_left (pool) {FLAVOR_POOL} "
                f"* on (pool) group_left () {POOL_GPUS_PER_UNIT})"),

@@ -51,10 +51,11 @@ NODE_LABEL = "node"
 KUEUE_REPLICA_ROLE_LABEL = "replica_role"
 
 # ==== Metric names ==========================================================================================
-# The series names of the exporters and of Prometheus that the dashboards (components/dashboards.py), the report and
-# --check read, and those of the rules that import them. METRIC_NAMES holds them all: tests/unit/components/
-# test_metric_names.py fails when a dashboard or report query reads a name that is not in it. The platform's own
-# recording rules are named in components/alerts/record_names.py.
+# The series names of the exporters and of Prometheus that the platform configures or reads: the dcgm-exporter metrics
+# list (components/monitoring.DCGM_FIELDS), the rules (components/alerts/), the dashboards (components/dashboards.py),
+# the report and --check. METRIC_NAMES holds them all: tests/unit/components/test_metric_names.py fails when a
+# dashboard or report query reads a name that is not in it, and when one of those modules spells a name itself. The
+# platform's own recording rules are named in components/alerts/record_names.py.
 
 # dcgm-exporter: DCGM field identifiers (docs.nvidia.com/datacenter/dcgm/latest/dcgm-api/dcgm-api-field-ids.html) as
 # NVIDIA/dcgm-exporter names its series (etc/default-counters.csv, etc/dcp-metrics-included.csv); exported only when
@@ -85,20 +86,48 @@ DCGM_NVLINK_REPLAY_ERRORS = "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"
 DCGM_NVLINK_CRC_DATA_ERRORS = "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"
 DCGM_NVLINK_CRC_FLIT_ERRORS = "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"
 DCGM_PCIE_REPLAY_COUNTER = "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"
+# The bitmask of NVML clock-event (throttle) reasons: field 112, DCGM 3.3's name for the clock throttle reasons
+# (NVIDIA/go-dcgm pkg/dcgm/const_fields.go DCGM_FI_DEV_CLOCKS_EVENT_REASONS).
+DCGM_CLOCKS_EVENT_REASONS = "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
 # The exporter's own count of XIDs in its window, labelled `xid` (internal/pkg/counters, DCGMExpXIDErrorsCount).
 DCGM_XID_ERRORS_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
+# On the metrics list and read by none of the platform's rules, dashboards or queries: there for a user's own
+# dashboards (utilization, occupancy, tensor pipe, clocks, energy in mJ, the last XID, persistent ECC counts, NVLink
+# bandwidth; NVIDIA/dcgm-exporter etc/dcp-metrics-included.csv).
+DCGM_GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
+DCGM_MEM_COPY_UTIL = "DCGM_FI_DEV_MEM_COPY_UTIL"
+DCGM_SM_OCCUPANCY = "DCGM_FI_PROF_SM_OCCUPANCY"
+DCGM_PIPE_TENSOR_ACTIVE = "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"
+DCGM_SM_CLOCK = "DCGM_FI_DEV_SM_CLOCK"
+DCGM_MEM_CLOCK = "DCGM_FI_DEV_MEM_CLOCK"
+DCGM_TOTAL_ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
+DCGM_XID_ERRORS = "DCGM_FI_DEV_XID_ERRORS"
+DCGM_ECC_SBE_AGGREGATE = "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL"
+DCGM_ECC_DBE_AGGREGATE = "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL"
+DCGM_NVLINK_BANDWIDTH = "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"
+# A label field: dcgm-exporter gives it no series, it puts its value in a label of that name on the other series
+# ("These appear as labels on the other metrics", etc/dcp-metrics-included.csv), so it is not in METRIC_NAMES.
+DCGM_DRIVER_VERSION = "DCGM_FI_DRIVER_VERSION"
+# What every profiling (DCP) field's name starts with (field ids 1000-1099): what a node without profiling lacks.
+DCGM_PROFILING_PREFIX = "DCGM_FI_PROF_"
 # Busy is graphics-engine activity, a profiling field; held is framebuffer used, which needs no profiling
 # (components/alerts/sources.py says why each).
 BUSY_FIELD = DCGM_GR_ENGINE_ACTIVE
 HELD_FIELD = DCGM_FB_USED
-# kube-state-metrics (kubernetes/kube-state-metrics internal/store/node.go, pod.go). Its series of Kueue's Workloads
-# are named by the custom resource state configuration that makes them (gpu_platform/useful_work.py).
+# kube-state-metrics (kubernetes/kube-state-metrics internal/store/node.go, pod.go).
 KSM_NODE_INFO = "kube_node_info"
 KSM_NODE_LABELS = "kube_node_labels"
 KSM_POD_LABELS = "kube_pod_labels"
 KSM_NODE_ALLOCATABLE = "kube_node_status_allocatable"
 KSM_POD_STATUS_PHASE = "kube_pod_status_phase"
 KSM_POD_DELETION_TIMESTAMP = "kube_pod_deletion_timestamp"
+# kube-state-metrics' custom resource state series of Kueue's Workloads, one per condition: the platform's
+# configuration (gpu_platform/useful_work.KSM_WORKLOAD_CONDITIONS) names it, metricNamePrefix + "_" + the metric's
+# name (kubernetes/kube-state-metrics docs/metrics/extend/customresourcestate-metrics.md: prefix "kube" and
+# "verticalpodautoscaler_labels" make kube_verticalpodautoscaler_labels).
+KSM_WORKLOAD_METRIC_PREFIX = "kube_kueue_workload"
+KSM_WORKLOAD_CONDITION_NAME = "status_condition"  # the name of the configuration's metric entry
+KSM_WORKLOAD_CONDITION = f"{KSM_WORKLOAD_METRIC_PREFIX}_{KSM_WORKLOAD_CONDITION_NAME}"
 # Kueue (kueue v0.19.2 pkg/metrics/metrics.go): ClusterQueue resource metrics need enableClusterQueueResources.
 # The admission wait is a histogram, read through its buckets.
 KUEUE_PENDING_WORKLOADS = "kueue_pending_workloads"
@@ -118,9 +147,11 @@ METRIC_NAMES: frozenset[str] = frozenset({
     DCGM_POWER_USAGE, DCGM_THERMAL_VIOLATION, DCGM_POWER_VIOLATION, DCGM_ECC_SBE_VOLATILE, DCGM_ECC_DBE_VOLATILE,
     DCGM_CORRECTABLE_REMAPPED_ROWS, DCGM_UNCORRECTABLE_REMAPPED_ROWS, DCGM_ROW_REMAP_FAILURE,
     DCGM_NVLINK_RECOVERY_ERRORS, DCGM_NVLINK_REPLAY_ERRORS, DCGM_NVLINK_CRC_DATA_ERRORS, DCGM_NVLINK_CRC_FLIT_ERRORS,
-    DCGM_PCIE_REPLAY_COUNTER, DCGM_XID_ERRORS_COUNT,
+    DCGM_PCIE_REPLAY_COUNTER, DCGM_CLOCKS_EVENT_REASONS, DCGM_XID_ERRORS_COUNT,
+    DCGM_GPU_UTIL, DCGM_MEM_COPY_UTIL, DCGM_SM_OCCUPANCY, DCGM_PIPE_TENSOR_ACTIVE, DCGM_SM_CLOCK, DCGM_MEM_CLOCK,
+    DCGM_TOTAL_ENERGY, DCGM_XID_ERRORS, DCGM_ECC_SBE_AGGREGATE, DCGM_ECC_DBE_AGGREGATE, DCGM_NVLINK_BANDWIDTH,
     KSM_NODE_INFO, KSM_NODE_LABELS, KSM_POD_LABELS, KSM_NODE_ALLOCATABLE, KSM_POD_STATUS_PHASE,
-    KSM_POD_DELETION_TIMESTAMP,
+    KSM_POD_DELETION_TIMESTAMP, KSM_WORKLOAD_CONDITION,
     KUEUE_PENDING_WORKLOADS, KUEUE_ADMITTED_ACTIVE_WORKLOADS, KUEUE_ADMITTED_WORKLOADS, KUEUE_EVICTED_WORKLOADS,
     KUEUE_ADMISSION_WAIT_BUCKETS, KUEUE_NOMINAL_QUOTA, KUEUE_RESOURCE_USAGE,
     SCRAPE_UP,

@@ -1,11 +1,11 @@
 """Metric names are spelled once: every exporter or Prometheus series a dashboard or a report query reads is a name
-gpu_platform/conventions/monitoring.py defines (cv.METRIC_NAMES), and neither components/dashboards.py nor
-platform_cli/usage_report.py spells one in its code. A name spelled in a query by hand drifts from the one the
-conventions, the rules and the local telemetry use, and its panel or figure silently reads nothing.
+gpu_platform/conventions/monitoring.py defines (cv.METRIC_NAMES), and none of the modules that configure or read
+them (the dcgm-exporter metrics list, the rules, the dashboards, the report, --check, the Workloads' kube-state-metrics
+configuration) spells one in its code. A name spelled in a query by hand drifts from the one the conventions, the
+rules and the local telemetry use, and its panel, alert or figure silently reads nothing.
 
 Besides the conventions' names a query may read the platform's own recording rules (components/alerts/
-record_names.py) and the Workloads' custom resource state series, named by the kube-state-metrics configuration
-that makes it (gpu_platform/useful_work.py)."""
+record_names.py)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,23 @@ import ast
 import re
 
 from components import dashboards
+from components.monitoring import DCGM_FIELDS
 from gpu_platform import conventions as cv, useful_work as uw
 from platform_cli import report_check, usage_report
 from tests.conftest import ROOT, plan_of
-from tests.metric_sources import metric_names, recorded_names, used_names
+from tests.metric_sources import KUEUE_SERIES, metric_names, recorded_names, used_names
 
 STACKS = ("local", "prod")
-MODULES = ("components/dashboards.py", "platform_cli/usage_report.py")
+# The modules that configure or read exporter series, each of which takes their names from the conventions.
+MODULES = ("components/dashboards.py", "platform_cli/usage_report.py", "components/monitoring.py",
+           *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "components" / "alerts").glob("*.py")),
+           "platform_cli/report_check.py", "gpu_platform/useful_work.py")
 # A Grafana query variable's metric: label_values(<metric>, <label>).
 LABEL_VALUES = re.compile(r"^label_values\(([a-zA-Z_:][a-zA-Z0-9_:]*)\s*,")
-# How the exporters' series are spelled: DCGM fields and the exporter's own, kube-state-metrics', Kueue's.
-METRIC_LITERAL = re.compile(r"\b(DCGM_(?:FI|EXP)_[A-Z0-9_]+|kube_[a-z0-9_]+|kueue_[a-z0-9_]+)\b")
+# How the exporters' series are spelled: DCGM fields and the exporter's own, kube-state-metrics', Kueue's, and
+# Prometheus' `up` in a selector. A kueue_ word counts when Kueue serves it (a query's key such as "kueue_resources"
+# is no metric name).
+METRIC_LITERAL = re.compile(r"\b(DCGM_(?:FI|EXP)_[A-Z0-9_]+|kube_[a-z0-9_]+|kueue_[a-z0-9_]+|up(?=\{))")
 
 
 def queries(stack: str) -> dict[str, str]:
@@ -47,7 +53,7 @@ def undefined_names(exprs: dict[str, str], platform_series: set[str]) -> dict[st
 
 
 def platform_series(stack: str) -> set[str]:
-    return recorded_names(plan_of(stack)) | {uw.WORKLOAD_CONDITION_METRIC}
+    return recorded_names(plan_of(stack))
 
 
 def spelled_metric_names(source: str) -> list[tuple[int, str]]:
@@ -62,7 +68,8 @@ def spelled_metric_names(source: str) -> list[tuple[int, str]]:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             strings.append(node)
     return [(node.lineno, m.group(1)) for node in strings if id(node) not in docstrings
-            for m in METRIC_LITERAL.finditer(node.value)]
+            for m in METRIC_LITERAL.finditer(node.value)
+            if not m.group(1).startswith("kueue_") or m.group(1) in KUEUE_SERIES]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -101,20 +108,40 @@ def test_the_conventions_spell_the_upstream_names() -> None:
     assert cv.DCGM_XID_ERRORS_COUNT == "DCGM_EXP_XID_ERRORS_COUNT"
     assert cv.KSM_POD_STATUS_PHASE == "kube_pod_status_phase"
     assert cv.KUEUE_ADMISSION_WAIT_BUCKETS == "kueue_admission_wait_time_seconds_bucket"
+    assert cv.DCGM_CLOCKS_EVENT_REASONS == "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
+    assert cv.DCGM_TOTAL_ENERGY == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
+    assert cv.KSM_WORKLOAD_CONDITION == "kube_kueue_workload_status_condition"
     assert cv.SCRAPE_UP == "up"
-    assert len(cv.METRIC_NAMES) == 39
+    assert len(cv.METRIC_NAMES) == 52
 
 
-def test_every_conventions_name_is_read_somewhere() -> None:
-    """A name nothing reads any more is dead: the rules, the dashboards, the report or --check read each one."""
+def test_the_workload_series_is_the_one_the_kube_state_metrics_configuration_makes() -> None:
+    """kube-state-metrics names a custom resource state series metricNamePrefix + "_" + the metric's name."""
+    resource = uw.KSM_WORKLOAD_CONDITIONS["spec"]["resources"][0]
+    assert (resource["metricNamePrefix"], resource["metrics"][0]["name"]) == ("kube_kueue_workload", "status_condition")
+    assert uw.WORKLOAD_CONDITION_METRIC == cv.KSM_WORKLOAD_CONDITION
+
+
+def test_the_exporter_collects_only_conventions_names() -> None:
+    """Every DCGM field on the metrics list is a conventions name: a series (METRIC_NAMES), or the driver version,
+    which dcgm-exporter puts in a label of the other series."""
+    assert {f.name for f in DCGM_FIELDS if f.kind != "label"} <= cv.METRIC_NAMES
+    assert [f.name for f in DCGM_FIELDS if f.kind == "label"] == [cv.DCGM_DRIVER_VERSION]
+
+
+def test_every_conventions_name_is_read_or_collected() -> None:
+    """A name nothing reads or collects any more is dead: the rules, the dashboards, the report or --check read
+    each one, or dcgm-exporter's metrics list collects it for a user's own dashboards."""
     plan = plan_of("prod")
     read = set(used_names(plan)) | set().union(*(metric_names(e) for e in report_check.queries(plan).values()))
-    assert sorted(cv.METRIC_NAMES - read) == []
+    assert sorted(cv.METRIC_NAMES - read - {f.name for f in DCGM_FIELDS}) == []
 
 
-def test_the_dashboards_and_the_report_spell_no_metric_name() -> None:
+def test_no_module_that_configures_or_reads_a_series_spells_its_name() -> None:
+    """Each module with a name spelled in its code is named, with the line and the name."""
+    assert {"components/alerts/gpu_health.py", "components/alerts/recording.py"} <= set(MODULES)
     spelled = {path: spelled_metric_names((ROOT / path).read_text()) for path in MODULES}
-    assert spelled == {path: [] for path in MODULES}
+    assert {path: found for path, found in spelled.items() if found} == {}
 
 
 def test_a_metric_name_spelled_in_code_is_found_and_a_docstring_is_not() -> None:
@@ -122,3 +149,11 @@ def test_a_metric_name_spelled_in_code_is_found_and_a_docstring_is_not() -> None
               '    """Reads DCGM_FI_DEV_GPU_TEMP."""\n'
               '    return f"max by (node) (DCGM_FI_DEV_POWER_USAGE{sel}) + kueue_pending_workloads"\n')
     assert spelled_metric_names(source) == [(3, "DCGM_FI_DEV_POWER_USAGE"), (3, "kueue_pending_workloads")]
+
+
+def test_up_in_a_selector_is_a_metric_name_and_a_query_s_key_is_not() -> None:
+    """`up{...}` is Prometheus' series; "pulumi up" is prose and "kueue_resources" a name --check gives its query."""
+    source = ('Q = {"kueue_resources": "count(x)",\n'
+              '     "dcgm_up": f\'max by (node) (up{{job="{JOB}"}})\',\n'
+              '     "fix": "deploy this stack (pulumi up)"}\n')
+    assert spelled_metric_names(source) == [(2, "up")]
