@@ -13,6 +13,13 @@ runs as a host process of scripts/local-cluster, like Kueue. It scrapes:
   stack's own Kueue ServiceMonitor does (components/monitoring.kueue_service_monitor_spec);
 - the GPU telemetry process (localcluster/telemetry.py): one dcgm-exporter target per simulated GPU node
   through HTTP service discovery, and the kube-state-metrics families the rules read;
+- the real node's kubelet, when one runs (localcluster/realnode): its /metrics and /metrics/cadvisor, the real
+  pods' network and block I/O series, with the jobs of kube-prometheus-stack's kubelet ServiceMonitor
+  (scrape_jobs.kubelet_jobs: the same relabelings and dropped families), found at the node's address and kubelet port
+  as the API server knows them. Where that Prometheus sends its ServiceAccount's token, this one presents the API
+  server's kubelet client certificate, which the kubelet's client CA signed and which may get nodes/metrics
+  (system:kubelet-api-admin, bound when the real node starts: localcluster/realnode/prepare.py); neither verifies
+  the kubelet's self-signed serving certificate (the chart's insecureSkipVerify: true);
 - Karpenter's metrics (plain HTTP) and Prometheus itself.
 
 The jobs of Kueue, dcgm-exporter and kube-state-metrics are the ones EKS gets, from the same code
@@ -32,14 +39,18 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 import yaml
 
 from components import alerts
 from gpu_platform import conventions as cv
 from gpu_platform.plan import Plan
-from gpu_platform.plan.scrape_jobs import discovery_labels, prometheus_job, source
+from gpu_platform.plan.monitoring import KUBE_PROMETHEUS_STACK_CHART
+from gpu_platform.plan.scrape_jobs import (
+    discovery_labels, kubelet_discovery_labels, kubelet_jobs, kubelet_service, prometheus_job, source,
+)
 
 from .api import ApiError, Client
 
@@ -76,6 +87,31 @@ PROMETHEUS_JOB = "prometheus"
 # Where the telemetry serves what kube-state-metrics would (localcluster/telemetry_server.py).
 KSM_METRICS_PATH = "/ksm/metrics"
 TOKEN_WAIT_SECONDS = 60
+# The certificate (localcluster/pki.py) the local Prometheus presents to a real node's kubelet: the API server's own
+# kubelet client, under <state>/pki.
+KUBELET_CLIENT_CERT = "apiserver-kubelet-client"
+
+
+@dataclass(frozen=True, slots=True)
+class Kubelet:
+    """A real node's kubelet: the node's name and where its server listens (host:port)."""
+
+    node: str
+    address: str
+
+
+def real_kubelets(client: Client) -> list[Kubelet]:
+    """The kubelets of the real nodes (label NODE_KIND_LABEL=real) as their Node objects give them: the InternalIP
+    and the kubelet's port (status.daemonEndpoints.kubeletEndpoint.Port, which the kubelet reports)."""
+    nodes = client.get("/api/v1/nodes", labelSelector=f"{cv.NODE_KIND_LABEL}={cv.NODE_KIND_REAL}").get("items", [])
+    out = []
+    for n in nodes:
+        status = n.get("status", {})
+        ip = next((a["address"] for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), None)
+        port = (status.get("daemonEndpoints") or {}).get("kubeletEndpoint", {}).get("Port")
+        if ip and port:
+            out.append(Kubelet(n["metadata"]["name"], f"{ip}:{port}"))
+    return sorted(out, key=lambda k: k.node)
 
 
 def scraper_objects() -> list[dict[str, Any]]:
@@ -127,12 +163,14 @@ def scrape_token(client: Client, timeout: float = TOKEN_WAIT_SECONDS) -> str:
 
 
 def config(*, kueue_metrics: str, telemetry: str, prometheus: str, karpenter_metrics: str | None,
-           token_file: Path, rule_file: Path) -> dict[str, Any]:
+           token_file: Path, rule_file: Path, kubelets: Sequence[Kubelet] = (), kubelet_service_name: str = "",
+           kubelet_client: tuple[Path, Path] | None = None) -> dict[str, Any]:
     """prometheus.yml (Prometheus 3 configuration file format). Kueue, dcgm-exporter and kube-state-metrics are
     scraped with EKS's jobs (gpu_platform/plan/scrape_jobs.prometheus_job): Kueue and kube-state-metrics (the
     telemetry) at static addresses, labelled as Kubernetes would discover their Services' endpoints (host processes:
     no pod, no node); dcgm-exporter's targets from the telemetry's HTTP discovery, which labels each as its pod's
-    endpoint (localcluster/telemetry.py, targets)."""
+    endpoint (localcluster/telemetry.py, targets). KUBELETS (the real nodes'), with KUBELET_CLIENT (certificate,
+    key): kube-prometheus-stack's kubelet jobs, each kubelet labelled as its node's endpoint of KUBELET_SERVICE_NAME."""
     scrape_interval, evaluation_interval = intervals()
     kueue, dcgm, ksm = source(KUEUE_JOB), source(DCGM_JOB), source(KSM_JOB)
     scrape: list[dict[str, Any]] = [
@@ -146,6 +184,11 @@ def config(*, kueue_metrics: str, telemetry: str, prometheus: str, karpenter_met
     ]
     if karpenter_metrics:
         scrape.append({"job_name": KARPENTER_JOB, "static_configs": [{"targets": [karpenter_metrics]}]})
+    if kubelets and kubelet_client is not None:
+        groups = [{"targets": [k.address], "labels": kubelet_discovery_labels(kubelet_service_name, k.node)}
+                  for k in kubelets]
+        scrape += [{**job, "static_configs": groups} for job in kubelet_jobs(
+            kubelet_service_name, token_file=None, client_cert=(str(kubelet_client[0]), str(kubelet_client[1])))]
     return {
         "global": {"scrape_interval": scrape_interval, "evaluation_interval": evaluation_interval},
         "rule_files": [str(rule_file)],
@@ -155,19 +198,26 @@ def config(*, kueue_metrics: str, telemetry: str, prometheus: str, karpenter_met
 
 def write(plan: Plan, out: Path, *, kueue_metrics: str, telemetry: str, prometheus: str,
           karpenter_metrics: str | None, client: Client | None) -> list[Path]:
-    """The rule file, the scrape token (when a client is given) and prometheus.yml, in `out`."""
+    """The rule file, the scrape token (when a client is given) and prometheus.yml, in `out` (the state
+    directory's `prometheus`: the PKI is its sibling). With a client, the real nodes' kubelets are scraped too."""
     out.mkdir(parents=True, exist_ok=True)
     rules = out / RULE_FILE
     rules.write_text(yaml.safe_dump(alerts.rule_file(plan), sort_keys=False))
     token = out / TOKEN_FILE
     token.touch(mode=0o600)  # Prometheus refuses a configuration naming a missing credentials file
     token.chmod(0o600)
+    kubelets: list[Kubelet] = []
     if client is not None:
         token.write_text(scrape_token(client))
+        kubelets = real_kubelets(client)
+    pki = out.parent / "pki"
+    cert, key = pki / f"{KUBELET_CLIENT_CERT}.crt", pki / f"{KUBELET_CLIENT_CERT}.key"
     cfg = out / CONFIG_FILE
-    cfg.write_text(yaml.safe_dump(config(kueue_metrics=kueue_metrics, telemetry=telemetry, prometheus=prometheus,
-                                         karpenter_metrics=karpenter_metrics, token_file=token, rule_file=rules),
-                                  sort_keys=False))
+    cfg.write_text(yaml.safe_dump(config(
+        kueue_metrics=kueue_metrics, telemetry=telemetry, prometheus=prometheus, karpenter_metrics=karpenter_metrics,
+        token_file=token, rule_file=rules, kubelets=kubelets,
+        kubelet_service_name=kubelet_service(plan.addons.monitoring.prometheus_release, KUBE_PROMETHEUS_STACK_CHART),
+        kubelet_client=(cert, key) if cert.exists() else None), sort_keys=False))
     return [cfg, rules, token]
 
 

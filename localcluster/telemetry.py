@@ -1,11 +1,11 @@
-"""GPU telemetry of the simulated nodes, shaped as a real cluster's exporters give it to Prometheus.
+"""GPU telemetry of the simulated nodes and the real node, shaped as a real cluster's exporters give it to Prometheus.
 
 The live local cluster has no GPUs, no dcgm-exporter and no kube-state-metrics (the Go module proxy serves no
 kube-state-metrics module to build), yet the platform's recording rules, alerts and dashboards read both. This
 process serves what those two would, from the API server's nodes, pods and Jobs, so the rules run unchanged
 and cannot tell (docs/report.md, "How the local cluster measures GPUs"):
 
-- per simulated GPU node, `/dcgm/<node>/metrics`: every DCGM field the stack asks dcgm-exporter for
+- per GPU node, `/dcgm/<node>/metrics`: every DCGM field the stack asks dcgm-exporter for
   (components/monitoring.DCGM_FIELDS), shaped as dcgm-exporter 4.8.3 gives them (the GPU Operator v26.7.0's
   dcgmExporter.version 4.6.0-4.8.3; NVIDIA/dcgm-exporter at 7ad58324, hack/versions.env DCGM 4.6.0, exporter
   4.8.3): one series per GPU or MIG instance with its labels (gpu, UUID, pci_bus_id, device, modelName,
@@ -32,6 +32,11 @@ and cannot tell (docs/report.md, "How the local cluster measures GPUs"):
   give them with the platform's configuration (gpu_platform/useful_work.KSM_WORKLOAD_CONDITIONS), what the
   report counts finished jobs of every kind from;
 - `/healthz`: 200 once the first snapshot is read.
+
+The GPU nodes are the simulated nodes of a pool (KWOK's) and the real node (localcluster/realnode: label
+NODE_KIND_LABEL=real), whose GPU device plugin advertises the pool's devices without a GPU behind them, so its pods'
+GPU series are these too, as dcgm-exporter on that pool's node would give them; its kubelet's own series (cAdvisor)
+are real and scraped from it (localcluster/prometheus.py).
 
 How busy a GPU is comes from its pod: SIM_GPU_BUSY_ANNOTATION (the job template's --gpu-busy, a trace's busy
 column), SIM_GPU_BUSY_DEFAULT without it. A whole GPU or MIG instance shows its holder's fraction; a
@@ -206,8 +211,10 @@ class Telemetry:
             self.failed = set()
             for node in nodes:
                 meta = node["metadata"]
-                pool = self.pools.get((meta.get("labels") or {}).get(cv.POOL, ""))
-                if pool is None or (meta.get("annotations") or {}).get(cv.KWOK_NODE_ANNOTATION) != cv.KWOK_NODE_ANNOTATION_VALUE:
+                labels = meta.get("labels") or {}
+                pool = self.pools.get(labels.get(cv.POOL, ""))
+                simulated = (meta.get("annotations") or {}).get(cv.KWOK_NODE_ANNOTATION) == cv.KWOK_NODE_ANNOTATION_VALUE
+                if pool is None or not (simulated or labels.get(cv.NODE_KIND_LABEL) == cv.NODE_KIND_REAL):
                     continue
                 seen.add(meta["name"])
                 self.gpu_nodes.setdefault(meta["name"], GpuNode(meta["name"], pool))
@@ -251,7 +258,7 @@ class Telemetry:
         }} for name in names]
 
     def dcgm(self, node_name: str) -> str | None:
-        """The node's exposition, None for a node that is not a simulated GPU node."""
+        """The node's exposition, None for a node that is not a GPU node of the telemetry."""
         with self.lock:
             node = self.gpu_nodes.get(node_name)
             if node is None:

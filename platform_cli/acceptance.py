@@ -11,7 +11,9 @@ The job and its ConfigMap are removed at the end unless --keep.
 With --image, the pods run the acceptance workload (workloads/acceptance/train.py) against the team's data path
 (platform_cli/acceptance_data.py: its bucket on EKS, the local cluster's object store beside the real node), and
 steps 2 to 5 are read from their logs while platform_cli/acceptance_run.py drives the run (a pod deleted at the
-first checkpoint, the recovery timed); step 7 prices what they did. Step 6 is the plug point left.
+first checkpoint, the recovery timed); step 6 reads the job's series from the stack's Prometheus and judges whether
+the platform attributes each to the job's team, pool, queue and cost center (platform_cli/acceptance_labels.py);
+step 7 prices what they did.
 """
 
 from __future__ import annotations
@@ -28,19 +30,20 @@ from localcluster import objectstore
 
 from .acceptance_cluster import ClusterClient, ClusterError, Kubectl, WorkloadClient, kubeconfig_of
 from .acceptance_data import credentials_secret, local_state_dir, remove_run_objects
+from .acceptance_labels import SeriesLabels, prometheus_of
 from .acceptance_report import FORMATS, JSON_SCHEMA, text, to_json
 from .acceptance_request import (
     ACCEPTANCE_USER, REPOSITORY, WORKLOAD, Request, default_gpus, stack_label, validate, with_workload,
 )
 from .acceptance_steps import (
-    NotYetLive, RunState, StepRunner, SubmitQueuedJob, UsefulWork, WithoutWorkload, WorkloadStep, admission_problem,
-    owned_workload, queue_waits, runners, waiting_for,
+    RunState, StepRunner, SubmitQueuedJob, UsefulWork, WithoutWorkload, WorkloadStep, admission_problem, owned_workload,
+    queue_waits, runners, waiting_for,
 )
 
 # The command's names, wherever each is defined (tests and callers read them as acceptance.X).
 __all__ = [
-    "ACCEPTANCE_USER", "ClusterClient", "ClusterError", "FORMATS", "JSON_SCHEMA", "Kubectl", "NotYetLive", "REPOSITORY",
-    "Request", "RunState", "StepRunner", "SubmitQueuedJob", "UsefulWork", "WORKLOAD", "WithoutWorkload",
+    "ACCEPTANCE_USER", "ClusterClient", "ClusterError", "FORMATS", "JSON_SCHEMA", "Kubectl", "REPOSITORY",
+    "Request", "RunState", "SeriesLabels", "StepRunner", "SubmitQueuedJob", "UsefulWork", "WORKLOAD", "WithoutWorkload",
     "WorkloadClient", "WorkloadStep", "add_arguments", "admission_problem", "clean_up", "credentials_secret",
     "default_gpus", "kubeconfig_of", "owned_workload", "queue_waits", "run", "run_steps", "runners", "stack_label",
     "text", "to_json", "validate", "waiting_for", "with_workload",
@@ -112,9 +115,10 @@ def run(args: argparse.Namespace, client: ClusterClient | None = None,
     _, plan = load_plan(args.stack, None)
     store = objectstore.load(local_state_dir()) if args.image is not None else None
     request = validate(plan, args, store)
+    prometheus = prometheus_of(progress)
     state = RunState(request, client or Kubectl(kubeconfig_of(args.kubeconfig)), progress)
     try:
-        verdict = run_steps(state, runners(request))
+        verdict = run_steps(state, runners(request, prometheus))
     finally:
         clean_up(state)
     if args.format == "json":

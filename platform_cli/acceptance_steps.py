@@ -1,6 +1,7 @@
 """The acceptance command's step runners: step 1 (the JobSet created as the team, Kueue's admission and the queue
-wait), steps 2 to 5 from the workload's run (platform_cli/acceptance_run.py), step 7's pricing, and the
-stand-ins of a step whose live part this cluster cannot run (skipped, saying why)."""
+wait), steps 2 to 5 from the workload's run (platform_cli/acceptance_run.py), step 6 from the stack's Prometheus
+(platform_cli/acceptance_labels.py), step 7's pricing, and what a step says when there is nothing for it to judge
+(skipped, saying why)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from gpu_platform.plan import PoolPlan, TeamPlan
 
 from .acceptance_cluster import ClusterClient, ClusterError
 from .acceptance_data import credentials_secret
+from .acceptance_labels import Reader, SeriesLabels
 from .acceptance_request import Request
 from .acceptance_run import Observed, WorkloadRun
 
@@ -23,9 +25,7 @@ KUBECTL_TIMEOUT_S = 60
 WORKLOAD_RESOURCE = "workloads.kueue.x-k8s.io"
 JOBSET_RESOURCE = "jobsets.jobset.x-k8s.io"
 
-# Why the steps whose live part is not built are skipped (StepResult.not_available adds "not available on this
-# cluster: "). Each is a plug point: a runner that reads the pods' events (acc.events_from_log) replaces it.
-WHY_PROMETHEUS = "the live part of this step (reading the job's series from Prometheus) is not built yet"
+# Why step 7 is skipped when no step priced anything (StepResult.not_available adds "not available on this cluster: ").
 WHY_WORK = "it prices the work step 4 reports and the pods' run times, which no step on this cluster produces yet"
 
 
@@ -40,6 +40,8 @@ class RunState:
     sleep: Callable[[float], None] = time.sleep
     admission_timeout_s: float = acc.ADMISSION_TIMEOUT_S
     submitted: bool = False
+    # When the JobSet was created (clock): step 6 reads the job's series since then.
+    submitted_at: float | None = None
     workload: dict[str, Any] | None = None
     # The workload's run (steps 2 to 5, driven once by the first of them), and what step 7 prices.
     observed: Observed | None = None
@@ -127,7 +129,7 @@ class SubmitQueuedJob:
         except ClusterError as err:
             return acc.StepResult.failed(1, f"the JobSet accepted when created as team {r.team.name!r} ({who_text})",
                                          str(err).splitlines()[0] if str(err) else "refused", submitted_as)
-        state.submitted = True
+        state.submitted, state.submitted_at = True, state.clock()
         state.progress(f"step 1: created JobSet {r.namespace}/{r.name} as {who_text}; waiting for Kueue to admit it")
         start = last = state.clock()
         while True:
@@ -169,17 +171,6 @@ def waiting_for(workload: dict[str, Any] | None) -> str:
     return f"QuotaReserved {c.get('status')} ({c.get('reason')}): {c.get('message')}"
 
 
-@dataclass(frozen=True)
-class NotYetLive:
-    """A step whose live part is not built: skipped, saying why (the plug point for its runner)."""
-
-    number: int
-    why: str
-
-    def run(self, state: RunState) -> acc.StepResult:
-        return acc.StepResult.not_available(self.number, self.why)
-
-
 class WorkloadStep:
     """Steps 2 to 5 from the workload's run, which the first of them drives (acceptance_run.WorkloadRun) and the
     others read; step 7's runs and work are filled from it."""
@@ -218,7 +209,8 @@ class WorkloadStep:
 
 
 class WithoutWorkload:
-    """Steps 2 to 5 when the pods run the stand-in image (no --image): nothing in them produces their figures."""
+    """Steps 2 to 6 when the pods run the stand-in image (no --image): nothing in them produces their figures (the
+    stand-in sleeps on whichever node, a simulated one included, so its series prove nothing of the job's)."""
 
     def __init__(self, number: int):
         self.number = number
@@ -243,8 +235,8 @@ class UsefulWork:
         return acc.evaluate_useful_work(r.baseline, state.runs, price, state.work)
 
 
-def runners(request: Request) -> list[StepRunner]:
-    """One runner per step, in order."""
-    middle: list[StepRunner] = ([WorkloadStep(n) for n in (2, 3, 4, 5)] if request.runs_workload
-                                else [WithoutWorkload(n) for n in (2, 3, 4, 5)])
-    return [SubmitQueuedJob(), *middle, NotYetLive(6, WHY_PROMETHEUS), UsefulWork()]
+def runners(request: Request, prometheus: Reader | None = None) -> list[StepRunner]:
+    """One runner per step, in order; PROMETHEUS is where step 6 reads the job's series (None: none known)."""
+    if not request.runs_workload:
+        return [SubmitQueuedJob(), *[WithoutWorkload(n) for n in (2, 3, 4, 5, 6)], UsefulWork()]
+    return [SubmitQueuedJob(), *[WorkloadStep(n) for n in (2, 3, 4, 5)], SeriesLabels(prometheus), UsefulWork()]

@@ -15,8 +15,8 @@ test is that nothing is assumed. A failure says the step, what was expected and 
 
 One module per part: the steps as data (steps), a step's result and the verdict (results), the workload's events
 (events), step 3's bus bandwidth expectation and evaluation (allreduce), steps 2 and 4 and where the workload
-stopped (workload), step 5's checkpoint, lost pod and restore (recovery), step 7's baseline and comparison
-(baseline). This package re-exports every name of every module, so a caller writes
+stopped (workload), step 5's checkpoint, lost pod and restore (recovery), step 6's series and their attribution
+(labels), step 7's baseline and comparison (baseline). This package re-exports every name of every module, so a caller writes
 `from gpu_platform import acceptance as acc` and `acc.STEPS` or `acc.verdict(...)` without knowing which module
 defines it; each name is defined in exactly one module, which imports what it builds on from its siblings,
 never from here.
@@ -36,6 +36,10 @@ from .workload import (
     first_error, of_kind, stopped_before,
 )
 from .recovery import Recovery, evaluate_recovery, resumed_steps
+from .labels import (
+    FAMILIES, IDENTIFYING, Dimension, Family, Join, Series, attribution, evaluate_labels, expectation, family_problems,
+    misattributed, series_text,
+)
 from .baseline import (
     API, BASELINE_FORMS, Baseline, Comparison, GPU_HOUR, Run, WORK_UNITS, Work, compare, evaluate_useful_work,
     job_cost, parse_baseline,

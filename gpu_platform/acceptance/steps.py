@@ -84,10 +84,18 @@ STEPS: tuple[Step, ...] = (
          ("a checkpoint written before the deletion", "the job recovered without a person",
           "training resumed from the checkpoint's step, not from zero")),
     Step(6, "labels", "Export GPU, network, storage, queue, and cost labels",
-         "the job's series in Prometheus carry its team, pool, queue and cost-center labels, so the usage and "
-         "cost reports attribute it",
-         (FigureSpec("series", "", "the job's series found, per family"),),
-         ("GPU, network, storage and queue series of the job, each with team, pool, queue and cost-center labels",)),
+         "the job's series in Prometheus (its pods' GPU, network and block I/O series, its ClusterQueue's usage) are "
+         "attributed to its team, pool, queue and cost center, on the series or through the platform's rules, so "
+         "the usage and cost reports and the dashboards count it where it belongs",
+         (FigureSpec("gpu_series", "", "the job's pods' DCGM series found (dcgm-exporter)"),
+          FigureSpec("network_series", "", "the job's pods' network series found (the kubelet's cAdvisor)"),
+          FigureSpec("storage_series", "", "the job's pods' block I/O series found (the kubelet's cAdvisor)"),
+          FigureSpec("queue_series", "", "the team's ClusterQueue usage series of the pool's flavor that counted the "
+                                         "job (Kueue)"),
+          FigureSpec("metrics", "", "the metric names those series have")),
+         ("GPU, network, storage and queue series of the job",
+          "every one attributed to the job's team, pool, queue (its LocalQueue, or its ClusterQueue on Kueue's "
+          "series) and cost center, with the job's values")),
     Step(7, "useful-work", "Compare useful work against the model/API or GPU rental baseline",
          "from the run's own figures (useful_work.py: the GPU time of finished and lost runs at the plan's prices), "
          "what a unit of work cost on the cluster against the baseline given on the command line",

@@ -16,6 +16,10 @@ must give their series the same `job` and target labels, or a join reads 0 (docs
   the same relabelings run on it and give the same labels. Only the addresses differ.
 
 tests/unit/gpu_platform/test_scrape_jobs.py fails when the renderings drift apart.
+
+A fourth job is kube-prometheus-stack's own, which the platform does not configure: the kubelets, cAdvisor's per-pod
+network and block I/O series among them (`kubelet_jobs`, written out so the live local cluster can run it on its
+real node: tests/unit/gpu_platform/test_acceptance_scrape.py holds it to the chart's values).
 """
 
 from __future__ import annotations
@@ -159,3 +163,97 @@ def service_monitor_endpoint(src: ScrapeSource) -> dict[str, Any]:
     if src.relabelings:
         ep["relabelings"] = [operator_relabeling(r) for r in src.relabelings]
     return ep
+
+
+# ==== The kubelet: kube-prometheus-stack's own job, which the pods' network and block I/O series come from =========
+# Mode in-cluster's Prometheus scrapes every node's kubelet with the chart's kubelet ServiceMonitor, which the platform
+# leaves as it is (kube-prometheus-stack 88.5.3 templates/exporters/kubelet/servicemonitor.yaml, values.yaml
+# kubelet.serviceMonitor): through the Service the Prometheus Operator keeps of the nodes (kube-system/<fullname>-
+# kubelet, port https-metrics: prometheusOperator.kubeletService), the job named after its `k8s-app` label (jobLabel),
+# HTTPS without verifying the kubelets' self-signed serving certificates (insecureSkipVerify: true), honorLabels, and
+# of its endpoints /metrics and /metrics/cadvisor (/metrics/resource is off, `resource: false`; /metrics/probes has
+# no pod's figures), each with `metrics_path` from __metrics_path__ and its metricRelabelings (cAdvisor's drop some
+# families and every cgroup without a pod). An endpoint whose target is a Node gets `node` (prometheus-operator
+# pkg/prometheus/promcfg.go, generateServiceMonitorConfig). cAdvisor labels a container's series with its pod's
+# namespace, pod and container (k8s.io/kubernetes v1.33.13 pkg/kubelet/server/server.go containerPrometheusLabelsFunc).
+# Modes managed and external scrape no kubelet for the platform. The live local cluster's Prometheus runs these jobs
+# on its real node's kubelet (localcluster/prometheus.py), each target labelled as that Service's endpoint.
+KUBELET_JOB = "kubelet"
+KUBELET_NAMESPACE = "kube-system"
+KUBELET_PORT = "https-metrics"
+KUBELET_JOB_LABEL = "__meta_kubernetes_service_label_k8s_app"
+META_TARGET_KIND = "__meta_kubernetes_endpoint_address_target_kind"
+META_TARGET_NAME = "__meta_kubernetes_endpoint_address_target_name"
+METRICS_PATH_TARGET_LABEL = "metrics_path"
+CADVISOR_PATH = "/metrics/cadvisor"
+# The Operator's relabelings for a target that is a Node and for the job's name, then the chart's own.
+KUBELET_RELABELINGS: tuple[Mapping[str, Any], ...] = (
+    {"source_labels": [META_TARGET_KIND, META_TARGET_NAME], "separator": ";", "regex": "Node;(.*)",
+     "replacement": "${1}", "target_label": cv.NODE_LABEL},
+    {"source_labels": [KUBELET_JOB_LABEL], "target_label": "job", "regex": "(.+)", "replacement": "${1}"},
+    {"action": "replace", "source_labels": [METRICS_PATH_LABEL], "target_label": METRICS_PATH_TARGET_LABEL},
+)
+# Each endpoint's path and metricRelabelings, as the chart's values give them (kubelet.serviceMonitor.
+# metricRelabelings and cAdvisorMetricRelabelings), in Prometheus' spelling.
+KUBELET_ENDPOINTS: tuple[tuple[str, tuple[Mapping[str, Any], ...]], ...] = (
+    (METRICS_PATH, (
+        {"action": "drop", "source_labels": ["__name__", "le"],
+         "regex": r"(csi_operations|storage_operation_duration)_seconds_bucket;(0.25|2.5|15|25|120|600)(\.0)?"},
+    )),
+    (CADVISOR_PATH, (
+        {"source_labels": ["__name__"], "action": "drop",
+         "regex": "container_cpu_(cfs_throttled_seconds_total|load_average_10s|system_seconds_total|"
+                  "user_seconds_total)"},
+        {"source_labels": ["__name__"], "action": "drop",
+         "regex": "container_fs_(io_current|io_time_seconds_total|io_time_weighted_seconds_total|reads_merged_total|"
+                  "sector_reads_total|sector_writes_total|writes_merged_total)"},
+        {"source_labels": ["__name__"], "action": "drop", "regex": "container_memory_(mapped_file|swap)"},
+        {"source_labels": ["__name__"], "action": "drop",
+         "regex": "container_(file_descriptors|tasks_state|threads_max)"},
+        {"source_labels": ["__name__", "scope"], "action": "drop",
+         "regex": "container_memory_failures_total;hierarchy"},
+        {"source_labels": ["__name__", "interface"], "action": "drop",
+         "regex": "container_network_.*;(cali|cilium|cni|lxc|nodelocaldns|tunl).*"},
+        {"source_labels": ["__name__"], "action": "drop", "regex": "container_spec.*"},
+        {"source_labels": ["id", "pod"], "action": "drop", "regex": ".+;"},
+    )),
+)
+
+
+def kubelet_service(release: str, chart: str) -> str:
+    """The Operator's kubelet Service as the chart names it: `<fullname>-kubelet`, where fullname is the release
+    when it contains the chart's name, else `<release>-<chart>`, at most 26 characters (templates/_helpers.tpl
+    kube-prometheus-stack.fullname; templates/prometheus-operator/deployment.yaml --kubelet-service)."""
+    fullname = release if chart in release else f"{release}-{chart}"
+    return f"{fullname[:26].rstrip('-')}-kubelet"
+
+
+def kubelet_source(service: str) -> ScrapeSource:
+    return ScrapeSource(KUBELET_JOB, KUBELET_NAMESPACE, service, KUBELET_PORT, honor_labels=True,
+                        https_unverified=True, bearer_token=True, relabelings=KUBELET_RELABELINGS)
+
+
+def kubelet_jobs(service: str, *, token_file: str | None = cv.SERVICE_ACCOUNT_TOKEN,
+                 client_cert: tuple[str, str] | None = None) -> list[dict[str, Any]]:
+    """The kubelet ServiceMonitor's endpoints as <scrape_config>s without their discovery section, one per path,
+    named as the Operator names them (serviceMonitor/<namespace>/<name>/<index>; the `job` label is the Service's
+    k8s-app). How the scraper proves who it is differs: its ServiceAccount's token (TOKEN_FILE), or a client
+    certificate the kubelet's client CA signed (CLIENT_CERT: certificate and key files, TOKEN_FILE None)."""
+    src = kubelet_source(service)
+    jobs = []
+    for index, (path, metric_relabelings) in enumerate(KUBELET_ENDPOINTS):
+        job = prometheus_job(src, token_file or cv.SERVICE_ACCOUNT_TOKEN)
+        if token_file is None:
+            del job["authorization"]
+        if client_cert is not None:
+            job["tls_config"] = {**job["tls_config"], "cert_file": client_cert[0], "key_file": client_cert[1]}
+        jobs.append({**job, "job_name": f"serviceMonitor/{KUBELET_NAMESPACE}/{service}/{index}", "metrics_path": path,
+                     "metric_relabel_configs": [dict(r) for r in metric_relabelings]})
+    return jobs
+
+
+def kubelet_discovery_labels(service: str, node: str) -> dict[str, str]:
+    """What endpoints discovery gives a node's address in the Operator's kubelet Service: the Service's labels and
+    the endpoint's target, the Node."""
+    return {**discovery_labels(kubelet_source(service)), KUBELET_JOB_LABEL: KUBELET_JOB, META_TARGET_KIND: "Node",
+            META_TARGET_NAME: node}
