@@ -54,3 +54,23 @@ def intervals(run: Run, held: bool = False) -> list[Interval]:
     for job, (start, flavor, units) in open_.items():
         out.append(Interval(job, run.jobs[job].team, flavor, units, start, run.horizon, "running"))
     return [iv for iv in out if iv.start < run.horizon]
+
+
+def node_waits(run: Run) -> list[Interval]:
+    """The part of each admission spent with quota held while its pods waited for a node (Pending,
+    Unschedulable: no node had room, although the quota had), from the admission to the "started" event when
+    they all ran, in trace seconds. Kueue counts quota, not free nodes (without topology-aware scheduling), so
+    an admission can wait here on a fragmented pool; its allocation (intervals) includes this wait."""
+    out: list[Interval] = []
+    open_: dict[int, tuple[float, str, int]] = {}
+    for e in run.events:
+        if e.kind == "admitted":
+            open_[e.job] = (e.t, e.flavor, e.units)
+        elif e.kind == "restarted" and e.job in open_:   # a new run in place: a wait after it counts from it
+            open_[e.job] = (e.t, *open_[e.job][1:])
+        elif e.kind == "started" and e.job in open_:
+            start, flavor, units = open_[e.job]
+            out.append(Interval(e.job, run.jobs[e.job].team, flavor, units, start, min(e.t, run.horizon), "waiting"))
+        elif e.kind in ("evicted", "finished"):
+            open_.pop(e.job, None)
+    return [iv for iv in out if iv.start < run.horizon]

@@ -58,7 +58,7 @@ from gpu_platform.useful_work import (
 )
 
 from . import kinds
-from .allocations import Interval, intervals
+from .allocations import Interval, intervals, node_waits
 from .failure_figures import failure_figures, hits
 from .node_figures import node_figures
 from .overhead_figures import overhead
@@ -163,6 +163,7 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         my_ivs = [iv for iv in ivs if iv.team == t.name]
         gpu_h = lambda iv: iv.unit_seconds / pools[iv.flavor].units_per_gpu / 3600 if iv.flavor in pools else 0.0  # noqa: E731
         used = sum(gpu_h(iv) for iv in my_ivs)
+        waiting_for_nodes = sum(gpu_h(iv) for iv in node_waits(run) if iv.team == t.name)
         nominal = sum(q.nominal / pools[q.pool].units_per_gpu for q in t.quotas) * H / 3600
         borrowed = 0.0
         for q in t.quotas:
@@ -186,6 +187,8 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
             "wait_to_run_p50_h": in_hours(percentile(to_run, 0.5)),
             "wait_to_run_p95_h": in_hours(percentile(to_run, 0.95)),
             "gpu_hours_used": round(used, 2),
+            # Of which the quota was held while the job's pods waited for a node (allocations.node_waits).
+            "gpu_hours_waiting_for_nodes": round(waiting_for_nodes, 4),
             "gpu_hours_nominal": round(nominal, 2),
             "borrowed_gpu_hours": round(borrowed, 2),
             "lent_gpu_hours": round(lent.get(t.name, 0.0), 2),

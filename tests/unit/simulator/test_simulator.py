@@ -284,6 +284,18 @@ def test_the_default_speed_is_lowered_for_short_jobs_or_warns() -> None:
     assert speed == 80.0 and note.startswith("warning: at 80x 100% of the jobs") and "--speed 43.4 " in note
 
 
+def test_quota_held_while_the_pods_wait_for_a_node_is_counted_and_named(sim_plan) -> None:
+    # Kueue admits on quota, not on free nodes: the 8-GPU job's quota was there at 60 s, but the two 2-GPU
+    # jobs still running sat on different nodes, so its pod was Unschedulable until 75 s (the "started" event).
+    jobs = [TraceJob(0, 0.0, "borrower", "lend", 8, 1, 60.0), TraceJob(1, 0.0, "borrower", "lend", 2, 1, 75.0)]
+    ev = [(0, 0, "submitted", "", 0, ""), (0, 1, "submitted", "", 0, ""), (0, 1, "admitted", "lend", 2, ""),
+          (60, 0, "admitted", "lend", 8, ""), (75, 0, "started", "lend", 8, "unschedulable"),
+          (75, 1, "finished", "lend", 2, "Succeeded"), (135, 0, "finished", "lend", 8, "Succeeded")]
+    b = compute(_run(jobs, ev, 200), sim_plan)["teams"]["borrower"]
+    # 8 GPUs x 75 s (15 s waiting + 60 s run) + 2 GPUs x 75 s = 750 GPU-seconds, of which 8 x 15 s waiting.
+    assert (b["gpu_hours_used"], b["gpu_hours_waiting_for_nodes"]) == (0.21, 0.0333)
+
+
 def _timed_run(jobs: list[TraceJob], finish_after: float, speed: float, corrected: bool) -> Run:
     """Jobs of 8 GPUs on the 16-GPU `fill` pool, two at a time, each wave admitted when the last ended
     and holding the quota `finish_after` trace seconds."""
