@@ -440,18 +440,28 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
         _FAILED_CLUSTER_TESTS.append(item.nodeid)
 
 
+# What a replay (simulator/cli.py simulate_all) leaves in its output folder that explains its figures: its own
+# cluster is gone by the time a test reads the report, so these are the logs of a failed simulate test.
+REPLAY_OUTPUTS = ("events.jsonl", "report.json")
+
+
 def keep_cluster_logs(base: Path, into: Path, failed: list[str]) -> Path | None:
-    """Copy every cluster's `logs/` folder under BASE (a session's temporary directory) into a new folder of INTO,
-    with the failed tests' names beside them; the folder, or None when there were no logs."""
+    """Copy every cluster's `logs/` folder under BASE (a session's temporary directory), and every replay's events
+    and report (REPLAY_OUTPUTS), into a new folder of INTO, with the failed tests' names beside them; the folder, or
+    None when there was nothing to keep."""
     import shutil
     import time as _time
 
     found = sorted(d for d in base.rglob("logs") if d.is_dir())
-    if not found:
+    outputs = sorted(f for name in REPLAY_OUTPUTS for f in base.rglob(name) if f.is_file())
+    if not found and not outputs:
         return None
     dest = into / f"{_time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     for d in found:
         shutil.copytree(d, dest / d.parent.relative_to(base) / "logs", dirs_exist_ok=True)
+    for f in outputs:
+        (dest / f.parent.relative_to(base)).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, dest / f.relative_to(base))
     (dest / "FAILED").write_text("".join(f"{name}\n" for name in failed))
     return dest
 
