@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pulumi
-from pulumi.runtime import mocks as pmocks, rpc
+from pulumi.runtime import mocks as pmocks, resource as sdk_resource, rpc
+from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func, wait_for_rpcs
 from pulumi.runtime.sync_await import _sync_await
 
@@ -229,14 +230,29 @@ def run_program(
     )
     collecting = gc.isenabled()
     gc.disable()
+    stack_trace = sdk_resource._get_stack_trace
+    sdk_resource._get_stack_trace = _no_stack_trace
     try:
         _sync_await(run_pulumi_func(program))
         _sync_await(wait_for_rpcs())
     finally:
+        sdk_resource._get_stack_trace = stack_trace
         if collecting:
             gc.enable()
         pulumi.runtime.set_all_config({}, secret_keys=[])
     return Rendered(resources=monitor.recorded, invokes=frozenset(monitor.invoked))
+
+
+def _no_stack_trace() -> source_pb2.StackTrace:
+    """What run_program registers each resource with in place of the SDK's stack trace: none.
+
+    The SDK walks the whole Python stack for every resource (traceback.extract_stack, a stat of each frame's
+    file) to send the engine the resource's source position (pulumi 3.260.0, constraints.txt:
+    pulumi/runtime/resource.py, register_resource and read_resource fill RegisterResourceRequest's
+    sourcePosition and stackTrace from _get_stack_trace()). The mock monitor reads neither
+    (pulumi/runtime/mocks.py, MockMonitor.RegisterResource) and nor does _RecordingMonitor, so a render
+    without them records the same resources; it took a fifth of a render's time (prod: 1.43 s -> 1.16 s CPU)."""
+    return source_pb2.StackTrace()
 
 
 def write(rendered: Rendered, out: Path) -> tuple[Path, int]:
