@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import sys
 from pathlib import Path
 
@@ -43,12 +44,40 @@ SPEC_THIRD_PARTY = frozenset({"pydantic", "yaml"})
 ROOT_PROGRAM_MAY_IMPORT = frozenset({"components"})
 
 
+READ_CALLS = frozenset({"import_module", "getattr", "hasattr"})
+
+
+def _read_by_a_check(node: ast.AST) -> bool:
+    """Whether any check below looks at `node`: an import statement, a call of one of READ_CALLS, a `.spec`."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr == "spec"
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in READ_CALLS
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def syntax_nodes(source: str) -> tuple[ast.AST, ...]:
+    """The nodes of `source`'s syntax tree the checks read (ast.walk's order), parsed once a session: each check
+    reads every module of the code base, and parsing them was most of what the checks cost (the other nodes
+    are not kept: every module's whole tree is ~100 MB)."""
+    return tuple(node for node in ast.walk(ast.parse(source)) if _read_by_a_check(node))
+
+
+@functools.lru_cache(maxsize=None)
+def source_of(path: Path) -> str:
+    return path.read_text()
+
+
 def imports_of(source: str, module: str, is_package: bool) -> set[str]:
     """Top-level names of every module `source` imports: statements anywhere in the file (functions too),
     relative imports resolved against `module`, and `importlib.import_module("literal")` calls."""
     found: set[str] = set()
     package = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(source)):
+    for node in syntax_nodes(source):
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -79,7 +108,7 @@ def violations(package: str) -> list[str]:
     allowed = MAY_IMPORT[package] | {package}
     out = []
     for module, path in modules_of(package):
-        for name in sorted(imports_of(path.read_text(), module, path.name == "__init__.py")):
+        for name in sorted(imports_of(source_of(path), module, path.name == "__init__.py")):
             if name in FIRST_PARTY and name not in allowed:
                 out.append(f"{path.relative_to(ROOT)} imports {name}")
             elif (package == "gpu_platform" and name not in FIRST_PARTY and name not in sys.stdlib_module_names
@@ -98,7 +127,7 @@ def test_localcluster_imports_components_only_for_its_prometheus() -> None:
     the contract above); a module bringing components back is named."""
     offenders = [f"{path.relative_to(ROOT)} imports components" for module, path in modules_of("localcluster")
                  if module not in LOCALCLUSTER_COMPONENTS
-                 and "components" in imports_of(path.read_text(), module, path.name == "__init__.py")]
+                 and "components" in imports_of(source_of(path), module, path.name == "__init__.py")]
     assert offenders == [], f"only {sorted(LOCALCLUSTER_COMPONENTS)} may import components: {offenders}"
 
 
@@ -134,7 +163,7 @@ def spec_reads(source: str, path: str) -> list[str]:
     """`path:line: expression` for every `.spec` attribute and getattr(..., "spec") in `source`; Kubernetes
     objects' `spec` keys are dict keys and CEL strings, which this does not see."""
     out: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in syntax_nodes(source):
         if isinstance(node, ast.Attribute) and node.attr == "spec":
             out.append((node.lineno, ast.unparse(node)))
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
@@ -145,7 +174,7 @@ def spec_reads(source: str, path: str) -> list[str]:
 
 def test_no_component_reads_the_spec() -> None:
     found = [hit for _, path in modules_of("components")
-             for hit in spec_reads(path.read_text(), str(path.relative_to(ROOT)))]
+             for hit in spec_reads(source_of(path), str(path.relative_to(ROOT)))]
     assert found == [], SPEC_READ + ":\n" + "\n".join(found)
 
 
@@ -202,7 +231,7 @@ def module_imports(source: str, module: str, is_package: bool, known: frozenset[
     import name` is the submodule pkg.name where there is one, else pkg)."""
     found: set[str] = set()
     package = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(source)):
+    for node in syntax_nodes(source):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name in known)
         elif isinstance(node, ast.ImportFrom):
@@ -260,7 +289,7 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_no_module_imports_one_that_imports_it() -> None:
     paths = {module: path for package in CYCLE_PACKAGES for module, path in modules_of(package)}
     known = frozenset(paths)
-    graph = {m: module_imports(p.read_text(), m, p.name == "__init__.py", known) for m, p in paths.items()}
+    graph = {m: module_imports(source_of(p), m, p.name == "__init__.py", known) for m, p in paths.items()}
     assert import_cycles(graph) == []
 
 
