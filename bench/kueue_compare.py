@@ -14,7 +14,8 @@ stack_config, started and deployed as bench.scale does). Then, in the order --ph
 
 Per phase: Kueue's figures (bench/kueue_baseline.py figures: wall, average time to admission per class),
 and where the time went over the phase (bench/time_split.py: the API server's request, admission, webhook,
-policy and etcd seconds, Kueue's reconcile, webhook and client seconds, CPU seconds per process). Printed:
+policy and etcd seconds, Kueue's reconcile, webhook and client seconds, CPU seconds per process and how long
+each waited for a CPU, and per Kueue webhook the API server's seconds outside Kueue's handler). Printed:
 the figures as bare / platform / ratio (target: the platform within 1.5x), and the time split side by side.
 
     python -m bench.kueue_compare [--fraction 0.1] [--node-scale 1] [--phases bare,platform] [--json out.json]
@@ -62,7 +63,7 @@ class Meter:
     def __init__(self, client: Client, state: Path, kueue_port: int, token: str | None):
         self.client, self.state, self.kueue_port, self.token = client, state, kueue_port, token
 
-    def _read(self) -> tuple[dict, dict, dict[str, float]]:
+    def _read(self) -> tuple[dict, dict, dict[str, float], dict[str, float]]:
         api = parse_metrics(metrics_text(self.client), time_split.API_NAMES)
         kueue: dict = {}
         if self.token:
@@ -70,16 +71,26 @@ class Meter:
                 kueue = time_split.kueue_metrics(self.client.host, self.kueue_port, self.token)
             except (OSError, RuntimeError) as err:
                 progress(f"Kueue's metrics not read: {err}")
-        return api, kueue, cpu_seconds(self.state)
+        return api, kueue, cpu_seconds(self.state), time_split.run_queue_seconds(self.state)
+
+    def _webhook_paths(self) -> dict[str, str]:
+        """Which Kueue handler path each webhook name calls, to set the two sides of a call side by side."""
+        configs = [c for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations")
+                   for c in self.client.get(f"/apis/admissionregistration.k8s.io/v1/{kind}")["items"]]
+        return time_split.webhook_paths(configs)
 
     def measure(self, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        api0, kueue0, cpu0 = self._read()
+        paths = self._webhook_paths()
+        api0, kueue0, cpu0, runq0 = self._read()
         result = run()
-        api1, kueue1, cpu1 = self._read()
+        api1, kueue1, cpu1, runq1 = self._read()
         cpu = {k: round(cpu1[k] - cpu0.get(k, 0), 1) for k in sorted(cpu1, key=lambda k: -(cpu1[k] - cpu0.get(k, 0)))}
-        split = {"api": time_split.api_split(delta(api1, api0)), "kueue": time_split.kueue_split(delta(kueue1, kueue0))}
-        return {**result, "load_after": load(), "cpu_s": cpu, "where": split,
-                "summary": time_split.summary(split, cpu)}
+        runq = {k: round(v - runq0.get(k, 0), 1) for k, v in runq1.items()}
+        d_api, d_kueue = delta(api1, api0), delta(kueue1, kueue0)
+        split = {"api": time_split.api_split(d_api), "kueue": time_split.kueue_split(d_kueue),
+                 "webhooks_outside_handler": time_split.outside_handler(d_api, d_kueue, paths)}
+        return {**result, "load_after": load(), "cpu_s": cpu, "run_queue_s": runq, "where": split,
+                "summary": time_split.summary(split, cpu, runq)}
 
 
 def run_bare(client: Client, meter: Meter, fraction: float, timeout: float) -> dict[str, Any]:

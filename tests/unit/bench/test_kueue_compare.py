@@ -6,6 +6,7 @@ literal inputs; no cluster)."""
 from __future__ import annotations
 
 import argparse
+import os
 
 import pytest
 
@@ -154,6 +155,61 @@ def test_the_time_split_reads_seconds_per_webhook_policy_and_etcd_call() -> None
     assert s["  ValidatingAdmissionPolicy plugin (s)"] == 0.75
     assert s["etcd request time (s)"] == 2.0
     assert s["Kueue reconcile time (s)"] == 1.5
+
+
+def test_a_webhooks_seconds_outside_kueues_handler_are_the_api_servers_less_the_handlers() -> None:
+    # The smoke run's Job mutating webhook (docs/performance.md, "Where the time went: the webhook gap").
+    paths = time_split.webhook_paths([
+        {"webhooks": [{"name": "mjob.kb.io",
+                       "clientConfig": {"url": "https://127.0.0.1:24444/mutate-batch-v1-job", "caBundle": "x"}}]},
+        {"webhooks": [{"name": "vjob.kb.io", "clientConfig": {"service": {
+            "name": "kueue-webhook-service", "namespace": "kueue-system", "path": "/validate-batch-v1-job"}}}]},
+    ])
+    assert paths == {"mjob.kb.io": "/mutate-batch-v1-job", "vjob.kb.io": "/validate-batch-v1-job"}
+    api = parse_metrics("\n".join([
+        'apiserver_admission_webhook_admission_duration_seconds_sum{name="mjob.kb.io",operation="CREATE"} 260.28',
+        'apiserver_admission_webhook_admission_duration_seconds_count{name="mjob.kb.io",operation="CREATE"} 120',
+        'apiserver_admission_webhook_admission_duration_seconds_sum{name="vjob.kb.io",operation="CREATE"} 1.2',
+        'apiserver_admission_webhook_admission_duration_seconds_count{name="vjob.kb.io",operation="CREATE"} 120',
+        'apiserver_admission_webhook_admission_duration_seconds_sum{name="vjob.kb.io",operation="UPDATE"} 0.8',
+        'apiserver_admission_webhook_admission_duration_seconds_count{name="vjob.kb.io",operation="UPDATE"} 80',
+        'go_sched_latencies_seconds_sum 12.5',
+        'go_sched_latencies_seconds_count 2500',
+    ]), time_split.API_NAMES)
+    kueue = parse_metrics("\n".join([
+        'controller_runtime_webhook_latency_seconds_sum{webhook="/mutate-batch-v1-job"} 3',
+        'controller_runtime_webhook_latency_seconds_count{webhook="/mutate-batch-v1-job"} 120',
+        'controller_runtime_webhook_latency_seconds_sum{webhook="/validate-batch-v1-job"} 0.4',
+        'controller_runtime_webhook_latency_seconds_count{webhook="/validate-batch-v1-job"} 200',
+    ]), time_split.KUEUE_NAMES)
+    gaps = time_split.outside_handler(api, kueue, paths)
+    assert gaps == {"mjob.kb.io": {"api_mean_ms": 2169.0, "handler_mean_ms": 25.0, "outside_s": 257.28},
+                    "vjob.kb.io": {"api_mean_ms": 10.0, "handler_mean_ms": 2.0, "outside_s": 1.6}}
+    split = {"api": time_split.api_split(api), "kueue": {}, "webhooks_outside_handler": gaps}
+    s = time_split.summary(split, {"kube-apiserver": 68.1, "kueue": 15.4},
+                           {"kube-apiserver": 140.2, "kueue": 30.5, "kwok": 1.0})
+    assert s["waiting for a CPU, kube-apiserver (s)"] == 140.2
+    assert s["waiting for a CPU, kueue (s)"] == 30.5
+    assert "waiting for a CPU, kwok (s)" not in s
+    assert s["API server goroutines' wait to run, mean (ms)"] == 5.0
+    assert s["    of it outside Kueue's handler (s)"] == 258.88
+
+
+def test_a_webhook_kueue_did_not_serve_in_the_window_has_no_gap() -> None:
+    api = parse_metrics("\n".join([
+        'apiserver_admission_webhook_admission_duration_seconds_sum{name="vpod.kb.io"} 2',
+        'apiserver_admission_webhook_admission_duration_seconds_count{name="vpod.kb.io"} 4',
+    ]), time_split.API_NAMES)
+    assert time_split.outside_handler(api, {}, {"vpod.kb.io": "/validate--v1-pod"}) == {}
+
+
+def test_the_cpu_wait_is_read_per_running_component(tmp_path) -> None:
+    run = tmp_path / "cluster" / "run"
+    run.mkdir(parents=True)
+    (run / "kueue.pid").write_text(f"{os.getpid()}\n")   # this process stands in for a running component
+    (run / "etcd.pid").write_text("0\n")                  # no such process: left out
+    waits = time_split.run_queue_seconds(tmp_path)
+    assert list(waits) == ["kueue"] and waits["kueue"] >= 0
 
 
 def test_phases_refuses_an_unknown_or_repeated_phase_naming_the_choices() -> None:
