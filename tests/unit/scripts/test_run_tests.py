@@ -108,3 +108,33 @@ def test_sigterm_tears_a_pytest_runs_fixtures_down(tmp_path: Path) -> None:
     assert torn_down.read_text() == "stopped", out
     assert proc.returncode == 2, out   # pytest's "interrupted"
     assert "KeyboardInterrupt" in out and "signal 15" in out, out
+
+
+def test_lanes_run_at_most_n_at_once_in_their_order_and_none_start_after_a_stop() -> None:
+    rt = run_tests_module()
+    running: list[str] = []
+    log: list[tuple[str, str, int]] = []
+    lock = threading.Lock()
+
+    def lane(name: str, seconds: float):
+        def run() -> None:
+            with lock:
+                running.append(name)
+                log.append(("start", name, len(running)))
+            time.sleep(seconds)
+            with lock:
+                running.remove(name)
+        return name, run
+
+    rt.run_at_most(3, [lane("live", 0.3), lane("engine", 0.2), lane("node", 0.05), lane("simulate", 0.05)])
+    # The fourth (simulate) starts only when the first to end (node) has ended: three at most side by side.
+    assert [(event, name) for event, name, _ in log] == [("start", "live"), ("start", "engine"), ("start", "node"),
+                                                         ("start", "simulate")]
+    assert max(n for _, _, n in log) == 3
+    rt.STOPPING.set()
+    try:
+        log.clear()
+        rt.run_at_most(1, [lane("a", 0.01), lane("b", 0.01)])
+        assert log == []          # a stopped run starts nothing more
+    finally:
+        rt.STOPPING.clear()
