@@ -63,6 +63,12 @@ def write_files(plan: Plan, requested: str, layout: Layout, ports: tuple[int, in
         f"--config={d / 'kubelet.yaml'}", f"--kubeconfig={d / 'kubelet.kubeconfig'}", f"--root-dir={d / 'kubelet'}",
         f"--hostname-override={name}", f"--node-ip={layout.node_ip}", f"--node-labels={labels}",
         f"--pod-infra-container-image={pause_image}",
+        # cAdvisor (in the kubelet) knows a container as containerd's only through containerd's socket, by default
+        # the system's /run/containerd/containerd.sock (github.com/google/cadvisor container/containerd factory.go,
+        # flag "containerd"; k8s.io/kubernetes v1.33.13 cmd/kubelet/app/options/globalflags_linux.go keeps the flag,
+        # deprecated). Without it /metrics/cadvisor has no pod or container labels for this node's pods, so no
+        # network series of theirs (what acceptance step 6 reads, as on EKS, where the socket is the default).
+        f"--containerd={layout.socket}",
     ])
     _lines(d / "gpu-device-plugin.args", [
         f"--resource={pool.resource_name}", f"--count={pool.units_per_node}", f"--device-prefix={name}-gpu",

@@ -131,6 +131,14 @@ def test_a_tenants_job_runs_on_the_real_node_shows_its_log_and_completes(real: R
     assert pod["status"]["podIP"].startswith("10.244.0.")
     state = pod["status"]["containerStatuses"][0]
     assert state["ready"] and state["image"] == "docker.io/library/busybox:1.37"
+    # The kubelet's cAdvisor names the pod's network series (it reaches containerd at the node's socket): what a
+    # Prometheus scrapes from /metrics/cadvisor on EKS, and acceptance step 6 reads.
+    def network_series() -> list[str]:
+        out = real.kubectl("get", "--raw", f"/api/v1/nodes/{NODE}/proxy/metrics/cadvisor").stdout
+        return [line for line in out.splitlines() if line.startswith("container_network_receive_bytes_total{")
+                and f'pod="{name}"' in line and f'namespace="{ns}"' in line]
+
+    assert wait_for(network_series, 15, "the pod's network series in the kubelet's cAdvisor metrics")
     # The device plugin's Allocate: the container sees the one device the kubelet gave it.
     env = real.kubectl("exec", "-n", ns, name, "--", "sh", "-c", "echo $NVIDIA_VISIBLE_DEVICES").stdout.split()
     assert len(env) == 1 and env[0].startswith(f"{NODE}-gpu-")
