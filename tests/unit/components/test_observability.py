@@ -22,7 +22,7 @@ from gpu_platform.plan.monitoring import KSM_METRIC_LABELS_ALLOWLIST
 from gpu_platform.plan.monitoring_sizing import DCGM_SERIES_PER_DEVICE
 from harness.render import Rendered
 from tests.chart_values import unknown_keys
-from tests.conftest import background_render, plan_of, rendered, stack_doc
+from tests.conftest import background_render, load_yaml, plan_of, rendered, stack_doc
 from tests.reference_data import ROOT, values_file
 from tests.unit.components.iam_lint import parliament_findings
 
@@ -43,7 +43,7 @@ def reference_values(name: str) -> dict[str, Any]:
         path = ROOT.parent / "shared" / "reference" / name
         if not path.is_file():
             raise
-    return yaml.safe_load(Path(path).read_text())
+    return load_yaml(Path(path).read_text())
 
 
 KPS_DEFAULTS = reference_values(KPS_VALUES)

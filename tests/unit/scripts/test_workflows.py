@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from localcluster import toolcache
-from tests.conftest import ROOT, require_tools
+from tests.conftest import ROOT, load_yaml, require_tools
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 def test_actionlint_is_clean() -> None:
@@ -18,11 +18,11 @@ def test_actionlint_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-ACTION_INPUTS: dict[str, list[str]] = yaml.safe_load((ROOT / "tests" / "fixtures" / "actions" / "inputs.yaml").read_text())
+ACTION_INPUTS: dict[str, list[str]] = load_yaml((ROOT / "tests" / "fixtures" / "actions" / "inputs.yaml").read_text())
 
 
 def workflow(name: str) -> dict:
-    return yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text())
+    return load_yaml((ROOT / ".github" / "workflows" / name).read_text())
 
 
 def steps_using(job: dict, action: str) -> list[dict]:
@@ -70,7 +70,7 @@ def test_action_inputs_exist_in_the_actions() -> None:
     """GitHub ignores an input an action does not declare, so a typo (policyPack) would silently drop the
     policy pack: every input passed must be one the pinned major version declares."""
     for wf in WORKFLOWS:
-        for job in yaml.safe_load(wf.read_text())["jobs"].values():
+        for job in load_yaml(wf.read_text())["jobs"].values():
             for step in job["steps"]:
                 uses = step.get("uses", "")
                 if uses in ACTION_INPUTS:
@@ -78,7 +78,7 @@ def test_action_inputs_exist_in_the_actions() -> None:
 
 
 def test_prod_deploys_only_after_staging_behind_an_environment() -> None:
-    deploy = yaml.safe_load((ROOT / ".github" / "workflows" / "deploy.yml").read_text())
+    deploy = load_yaml((ROOT / ".github" / "workflows" / "deploy.yml").read_text())
     jobs = deploy["jobs"]
     assert jobs["prod"]["needs"] == "staging" and jobs["prod"]["environment"] == "prod"
     assert jobs["staging"]["environment"] == "staging"
