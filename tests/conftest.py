@@ -347,10 +347,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         _RENDER_WORKER = None
 
 
-# --- The CLI in a process of its own, started when collection ends ------------------------------------------
+# --- The CLI in a process of its own, started once the render worker is done -------------------------------
 # A render of prod in a fresh interpreter (its own hash seed and registration timing) is what proves the
 # render deterministic; it costs an interpreter start, the SDK imports and a render (3-9 s on 2 busy cores).
-# Started as soon as collection shows a test wants it, it runs beside the other tests instead of before one.
+# It runs beside the other tests instead of before the one that reads it: started when the render worker
+# has ended (or when collection ends, without a worker), on the core the worker leaves idle while this
+# process runs its last tests. Started beside the worker, it slowed the worker and this process alike.
 
 CLI_RENDER_STACK = "prod"
 
@@ -422,9 +424,15 @@ def _reads_shared_renders(module: Any) -> bool:
                for value in vars(module).values())
 
 
+_CLI_RENDER_WANTED = False
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
+    global _CLI_RENDER_WANTED
     if any("cli_render" in getattr(item, "fixturenames", ()) for item in session.items):
-        _cli_render()
+        _CLI_RENDER_WANTED = True
+        if _RENDER_WORKER is None:
+            _cli_render()
     if _RENDER_WORKER is not None:
         _ask_for_variants(session.items)
     long_lived()
@@ -483,9 +491,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             _KEPT_LOGS.append(kept)
 
 
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    if _CLI_RENDER_WANTED and CLI_RENDER_STACK not in _CLI_RENDERS and (
+            _RENDER_WORKER is None or _RENDER_WORKER.proc.poll() is not None):
+        _cli_render()
+
+
 @pytest.fixture(scope="session")
 def cli_render() -> CliRender:
-    """The CLI's render of CLI_RENDER_STACK in its own process (already running since collection)."""
+    """The CLI's render of CLI_RENDER_STACK in its own process (already running since the render worker ended;
+    started here when it has not yet)."""
     return _cli_render()
 
 
