@@ -14,6 +14,7 @@ added, renamed or removed fails here until the docs follow:
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 from pathlib import Path
 
@@ -33,8 +34,9 @@ FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 SECTION = re.compile(r"(?m)^## `([a-z][a-z-]*)`\s*$")
 
 
+@functools.cache
 def commands() -> dict[str, argparse.ArgumentParser]:
-    """Every command's parser, by name, as `python -m platform_cli` builds them."""
+    """Every command's parser, by name, as `python -m platform_cli` builds them (built once: read, never changed)."""
     (sub,) = [a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction)]
     return dict(sub.choices)
 
