@@ -12,6 +12,9 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
 
 from tests.conftest import ROOT
 
@@ -29,8 +32,35 @@ def fake_pulumi(directory: Path) -> None:
     exe.chmod(0o755)
 
 
-def run(tmp_path: Path, path_dirs: list[Path], **env: str) -> tuple[subprocess.CompletedProcess[str], list[dict]]:
-    log = tmp_path / "calls.jsonl"
+Run = tuple[subprocess.CompletedProcess[str], list[dict]]
+
+
+class Started:
+    """`scripts/pulumi-env staging preview` started in `tmp_path`; result() waits for it and reads the calls the
+    stand-in pulumi recorded."""
+
+    def __init__(self, tmp_path: Path, path_dirs: list[Path], **env: str) -> None:
+        self.log = tmp_path / "calls.jsonl"
+        self.proc = subprocess.Popen([str(ROOT / "scripts" / "pulumi-env"), "staging", "preview"], cwd=ROOT,
+                                     env=environment(tmp_path, self.log, path_dirs, **env), text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+
+        self.done: Run | None = None
+
+    def result(self) -> Run:
+        if self.done is None:
+            stdout, stderr = self.proc.communicate(timeout=60)
+            calls = [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+            self.done = subprocess.CompletedProcess(self.proc.args, self.proc.returncode, stdout, stderr), calls
+        return self.done
+
+    def stop(self) -> None:
+        if self.done is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+
+def environment(tmp_path: Path, log: Path, path_dirs: list[Path], **env: str) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("PULUMI_", "GPU_PLATFORM_"))}
     base.update({
         "PATH": ":".join([*map(str, path_dirs), "/usr/bin", "/bin"]),
@@ -40,10 +70,7 @@ def run(tmp_path: Path, path_dirs: list[Path], **env: str) -> tuple[subprocess.C
         "PULUMI_ENV_LOG": str(log),
         **env,
     })
-    result = subprocess.run([str(ROOT / "scripts" / "pulumi-env"), "staging", "preview"], cwd=ROOT, env=base,
-                            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    return result, calls
+    return base
 
 
 def pins() -> dict[str, str]:
@@ -56,10 +83,43 @@ def pins() -> dict[str, str]:
     return out
 
 
-def test_connected_machine_installs_the_pinned_plugins_with_the_official_cli(tmp_path: Path) -> None:
+def connected(tmp_path: Path) -> Started:
     official = tmp_path / "official-bin"
     fake_pulumi(official)
-    result, calls = run(tmp_path, [official])
+    return Started(tmp_path, [official])
+
+
+def offline_without_the_aws_plugin(tmp_path: Path) -> Started:
+    cache_bin = tmp_path / "cache" / "bin"
+    fake_pulumi(cache_bin)
+    # The tool chain built the Kubernetes provider; nothing can build the AWS one.
+    (cache_bin / "pulumi-resource-kubernetes").write_text("#!/bin/sh\n")
+    (cache_bin / "pulumi-resource-kubernetes").chmod(0o755)
+    return Started(tmp_path, [cache_bin])
+
+
+def offline_forced_beside_an_official_cli(tmp_path: Path) -> Started:
+    official = tmp_path / "official-bin"
+    fake_pulumi(official)
+    return Started(tmp_path, [official], GPU_PLATFORM_OFFLINE="1")
+
+
+CASES: dict[str, Callable[[Path], Started]] = {
+    case.__name__: case for case in (connected, offline_without_the_aws_plugin, offline_forced_beside_an_official_cli)}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Started]]:
+    """Every case's run, all started when the first test asks: each is a few bash and Python processes (the
+    script asks `python -m platform_cli plugins`), and side by side they take about the time of one."""
+    started = {name: case(tmp_path_factory.mktemp(name)) for name, case in CASES.items()}
+    yield started
+    for run in started.values():
+        run.stop()
+
+
+def test_connected_machine_installs_the_pinned_plugins_with_the_official_cli(runs: dict[str, Started]) -> None:
+    result, calls = runs["connected"].result()
     assert result.returncode == 0, result.stderr
     installs = [c["args"] for c in calls if c["args"].startswith("plugin install")]
     assert installs == [f"plugin install resource kubernetes {pins()['kubernetes']}",
@@ -69,13 +129,8 @@ def test_connected_machine_installs_the_pinned_plugins_with_the_official_cli(tmp
         "the official CLI keeps its own PULUMI_HOME and may acquire plugins"
 
 
-def test_offline_a_missing_aws_plugin_is_an_error_that_says_what_to_do(tmp_path: Path) -> None:
-    cache_bin = tmp_path / "cache" / "bin"
-    fake_pulumi(cache_bin)
-    # The tool chain built the Kubernetes provider; nothing can build the AWS one.
-    (cache_bin / "pulumi-resource-kubernetes").write_text("#!/bin/sh\n")
-    (cache_bin / "pulumi-resource-kubernetes").chmod(0o755)
-    result, calls = run(tmp_path, [cache_bin])
+def test_offline_a_missing_aws_plugin_is_an_error_that_says_what_to_do(runs: dict[str, Started]) -> None:
+    result, calls = runs["offline_without_the_aws_plugin"].result()
     assert result.returncode == 2
     assert f"plugin install resource aws {pins()['aws']} --file" in result.stderr
     assert "resource kubernetes" not in result.stderr, "a plugin on PATH is not missing"
@@ -83,9 +138,7 @@ def test_offline_a_missing_aws_plugin_is_an_error_that_says_what_to_do(tmp_path:
     assert not any(c["args"].startswith(("plugin install", "preview")) for c in calls), "offline: nothing downloaded or run"
 
 
-def test_offline_is_forced_even_with_an_official_cli(tmp_path: Path) -> None:
-    official = tmp_path / "official-bin"
-    fake_pulumi(official)
-    result, calls = run(tmp_path, [official], GPU_PLATFORM_OFFLINE="1")
+def test_offline_is_forced_even_with_an_official_cli(runs: dict[str, Started]) -> None:
+    result, calls = runs["offline_forced_beside_an_official_cli"].result()
     assert result.returncode == 2 and "this run is offline" in result.stderr
     assert calls == []
