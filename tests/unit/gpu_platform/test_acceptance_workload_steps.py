@@ -62,6 +62,13 @@ def test_step_4_fails_a_window_cut_short() -> None:
     assert (r.status, r.seen) == (acc.FAILED, "the window ended after 41.5 s of training")
 
 
+def test_step_4_takes_the_window_as_over_when_it_is_over_for_any_rank() -> None:
+    """The ranks stop at the same step, each timing its own window: a live run's done events said 60.001 and
+    59.996 s of a 60 s window."""
+    ranks = [{**DONE[0], "trained_s": 60.001}, {**DONE[1], "trained_s": 59.996}]
+    assert acc.evaluate_training(ranks, 2, 60).status == acc.PASSED
+
+
 CHECKPOINT = {"event": "checkpoint", "rank": 0, "step": 100, "key": "checkpoints/j/step-00000100.pt",
               "bytes": 398_000, "seconds": 0.09, "ok": True}
 RESTORES = tuple({"event": "restore", "rank": r, "step": 100, "seconds": 0.05 + r / 100} for r in (0, 1))
