@@ -12,7 +12,9 @@ ended count, the gang step 5 deleted too), and per metric name (a function of a 
   one series per interface), scraped by kube-prometheus-stack's kubelet job (gpu_platform/plan/scrape_jobs.py);
 - storage: cAdvisor's block I/O of the job's pods (container_fs_reads_bytes_total and
   container_fs_writes_bytes_total, one series per device the pod read or wrote; the same file). cAdvisor reports no
-  filesystem usage for containerd's containers (container/containerd/handler.go GetSpec: hasFilesystem false);
+  filesystem usage for containerd's containers (container/containerd/handler.go GetSpec: hasFilesystem false), so a
+  job that reads its data from its bucket and keeps nothing on disk has none: with its network series there (the
+  same scrape), storage is reported as not exercised rather than not exported;
 - queue: Kueue's usage of the team's ClusterQueue on the pool's flavor and GPU resource, where it counted the job
   (above 0 since it was submitted; kueue v0.19.2 pkg/metrics/metrics.go ClusterQueueResourceUsage, labels
   cluster_queue, cohort, flavor, resource and replica_role), the leader's only (components/alerts KUEUE_REPLICA).
@@ -165,7 +167,8 @@ def read(prom: Reader, r: Request, lookback_s: int, at: float,
     for key in acc.FAMILIES:
         found = [(m, s["metric"]) for m, expr in q[key].items() for s in prom.query(expr, at, f"step 6: {m}")]
         families.append(acc.Family(key, tuple(q[key]), where[key], tuple(found),
-                                   pods if key in ("gpu", "network") else ()))
+                                   pods if key in ("gpu", "network") else (),
+                                   "network" if key == "storage" else None))
     joins = [acc.Join(name, JOIN_KEYS[name], tuple(s["metric"] for s in prom.query(expr, at, f"step 6: {name}")))
              for name, expr in q["joins"].items()]
     return families, joins
@@ -201,5 +204,7 @@ class SeriesLabels:
             if result.status == acc.PASSED or result.seen == before or state.clock() - start >= SETTLE_S:
                 return result
             before = result.seen
-            state.progress(f"step 6: not yet ({result.seen}); looking again in {SETTLE_POLL_S:g}s")
+            first, *rest = (result.seen or "").split("; ")
+            more = f" and {len(rest)} more" if rest else ""
+            state.progress(f"step 6: not yet ({first}{more}); looking again in {SETTLE_POLL_S:g}s")
             state.sleep(SETTLE_POLL_S)

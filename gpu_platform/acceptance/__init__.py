@@ -38,7 +38,7 @@ from .workload import (
 from .recovery import Recovery, evaluate_recovery, resumed_steps
 from .labels import (
     FAMILIES, IDENTIFYING, Dimension, Family, Join, Series, attribution, evaluate_labels, expectation, family_problems,
-    misattributed, series_text,
+    misattributed, not_exercised, series_text,
 )
 from .baseline import (
     API, BASELINE_FORMS, Baseline, Comparison, GPU_HOUR, Run, WORK_UNITS, Work, compare, evaluate_useful_work,

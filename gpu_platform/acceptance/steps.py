@@ -92,8 +92,11 @@ STEPS: tuple[Step, ...] = (
           FigureSpec("storage_series", "", "the job's pods' block I/O series found (the kubelet's cAdvisor)"),
           FigureSpec("queue_series", "", "the team's ClusterQueue usage series of the pool's flavor that counted the "
                                          "job (Kueue)"),
-          FigureSpec("metrics", "", "the metric names those series have")),
-         ("GPU, network, storage and queue series of the job",
+          FigureSpec("metrics", "", "the metric names those series have"),
+          FigureSpec("not_exercised", "", "a family without series of the job whose source reports the job (storage: "
+                                          "the pods read or wrote no block device, their network series are there)")),
+         ("GPU, network, storage and queue series of the job (storage: or no block I/O by its pods, whose network "
+          "series the same scrape gives)",
           "every one attributed to the job's team, pool, queue (its LocalQueue, or its ClusterQueue on Kueue's "
           "series) and cost center, with the job's values")),
     Step(7, "useful-work", "Compare useful work against the model/API or GPU rental baseline",

@@ -60,7 +60,8 @@ def families(gpu=(POD0, POD1), network=(POD0, POD1), storage=(POD0,), queue=(USA
                    WHERE, series("container_network_receive_bytes_total",
                                  answer(*(cadvisor(p, interface="eth0") for p in network)))),
         acc.Family("storage", ("container_fs_reads_bytes_total", "container_fs_writes_bytes_total"), WHERE,
-                   series("container_fs_reads_bytes_total", answer(*(cadvisor(p, device="/dev/vda") for p in storage)))),
+                   series("container_fs_reads_bytes_total", answer(*(cadvisor(p, device="/dev/vda") for p in storage))),
+                   same_source_as="network"),
         acc.Family("queue", ("kueue_cluster_queue_resource_usage",),
                    "of ClusterQueue zeta on flavor small (nvidia.com/gpu.shared) above 0 since the job was submitted",
                    series("kueue_cluster_queue_resource_usage", answer(*queue))),
@@ -98,11 +99,12 @@ def test_every_series_attributed_to_the_jobs_team_pool_queue_and_cost_center_pas
     assert {f.name: f.value for f in result.figures} == {
         "gpu_series": 2, "network_series": 2, "storage_series": 1, "queue_series": 1,
         "metrics": "DCGM_FI_DEV_FB_USED, container_fs_reads_bytes_total, container_network_receive_bytes_total, "
-                   "kueue_cluster_queue_resource_usage"}
+                   "kueue_cluster_queue_resource_usage", "not_exercised": None}
     assert result.expected == (
         "gpu, network, storage and queue series of the job, every one attributed to team 'zeta', pool 'small', "
-        "queue 'default' (kueue_x_k8s_io_queue_name) or 'zeta' (cluster_queue), cost-center 'cc-106' (on the series "
-        "or through the platform's rules)")
+        "queue 'default' (kueue_x_k8s_io_queue_name) or 'zeta' (cluster_queue), cost-center 'cc-106', on the series "
+        "or through gpu_platform:pod_attribution:info, gpu_platform:node_pool:info, gpu_platform:namespace_team:info, "
+        "gpu_platform:cluster_queue_team:info, gpu_platform:flavor_pool:info")
 
 
 def test_a_label_no_series_carries_fails_naming_it_and_each_family() -> None:
@@ -110,9 +112,7 @@ def test_a_label_no_series_carries_fails_naming_it_and_each_family() -> None:
     the namespace's and the ClusterQueue's team, and nowhere the team's cost center."""
     result = acc.evaluate_labels(families(), joins(cost_center=False), DIMS)
     assert result.status == acc.FAILED
-    through = ("cost_center or gpu_platform_io_cost_center, on the series or through gpu_platform:pod_attribution:info, "
-               "gpu_platform:node_pool:info, gpu_platform:namespace_team:info, gpu_platform:cluster_queue_team:info, "
-               "gpu_platform:flavor_pool:info")
+    through = "cost_center or gpu_platform_io_cost_center"
     assert result.seen.split("; ") == [
         f"gpu: 2 of 2 series carry no cost-center ({through}), e.g. DCGM_FI_DEV_FB_USED{{namespace=\"zeta\", "
         f"pod=\"{POD0}\", container=\"trainer\", node=\"small-real\", gpu=\"0\"}}",
@@ -132,6 +132,21 @@ def test_a_family_without_series_of_the_job_fails_naming_what_was_read() -> None
     assert result.seen == ("network: no container_network_receive_bytes_total or container_network_transmit_bytes_total "
                            "series of pods acceptance-abc123-* in namespace zeta")
     assert {f.name: f.value for f in result.figures}["network_series"] == 0
+
+
+def test_no_block_io_of_the_job_is_not_exercised_when_the_same_scrape_gives_its_network_series() -> None:
+    """cAdvisor gives block I/O series only for a device a pod read or wrote: a job that reads its bucket and keeps
+    nothing on disk has none, while the same scrape gives its network series."""
+    result = acc.evaluate_labels(families(storage=()), joins(), DIMS)
+    assert result.status == acc.PASSED, result.seen
+    figures = {f.name: f.value for f in result.figures}
+    assert (figures["storage_series"], figures["not_exercised"]) == (
+        0, "storage (no series of the job; its network series are there)")
+    # without the network series, neither proves the kubelet is scraped: both fail
+    result = acc.evaluate_labels(families(network=(), storage=()), joins(), DIMS)
+    assert [p.split(" series ")[0] for p in result.seen.split("; ")] == [
+        "network: no container_network_receive_bytes_total or container_network_transmit_bytes_total",
+        "storage: no container_fs_reads_bytes_total or container_fs_writes_bytes_total"]
 
 
 def test_a_pod_the_platform_attributes_to_another_team_fails_with_the_value_seen() -> None:
