@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Iterable
 
-from .node import DEVICE_PLUGIN_DIR, POD_SUBNET, Layout, RealNodeError
+from .node import DEVICE_PLUGIN_DIR, DIR_NAME, POD_SUBNET, Layout, RealNodeError
 
 # A Unix socket path is at most 107 bytes (sockaddr_un.sun_path holds 108 with the terminating NUL).
 MAX_SOCKET_PATH = 107
@@ -52,11 +52,21 @@ def pids() -> Iterable[int]:
             yield int(entry)
 
 
-def other_real_node(layout: Layout) -> str | None:
-    """The command line of a kubelet of another state directory: the device-plugin directory is the machine's."""
-    for pid in pids():
+# A real node's processes (localcluster/state.py REAL_NODE_COMPONENTS run these binaries); their arguments name its
+# directory (prepare.write_files: --config, --root-dir, --ready-file).
+NODE_PROCESSES = ("containerd", "kubelet", "gpu-device-plugin")
+
+
+def other_real_node(layout: Layout, among: Iterable[int] | None = None) -> str | None:
+    """The command line of a process of another real node, or None: any kubelet not of this state directory (the
+    kubelet's device-plugin directory is the machine's), or a containerd or device plugin of another node's
+    directory (a system containerd is not one). AMONG: the processes to look at (default: every one)."""
+    for pid in pids() if among is None else among:
         argv = cmdline(pid)
-        if argv and Path(argv[0]).name == "kubelet" and not any(str(layout.dir) in a for a in argv):
+        name = Path(argv[0]).name if argv else ""
+        if name not in NODE_PROCESSES or any(str(layout.dir) in a for a in argv):
+            continue
+        if name == "kubelet" or any(f"/{DIR_NAME}/" in a for a in argv):
             return " ".join(argv)[:200]
     return None
 
@@ -81,7 +91,7 @@ def preflight(layout: Layout) -> list[str]:
                         f"at least {len(longest) - MAX_SOCKET_PATH} characters shorter")
     other = other_real_node(layout)
     if other:
-        problems.append(f"another real node's kubelet runs ({other}): the kubelet's device-plugin directory "
+        problems.append(f"another real node runs ({other}): the kubelet's device-plugin directory "
                         f"{DEVICE_PLUGIN_DIR} is the machine's, so one real node per machine")
     clash = _route_clash(layout)
     if clash:

@@ -19,12 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .leftovers import CONTAINER_LOGS_DIR, cleanup, mountpoints, release
-from .machine import cgroup_mounts, cmdline, ip, pids
+from .machine import cgroup_mounts, cmdline, ip, other_real_node, pids
 from .node import BRIDGE_PREFIX, CGROUP_PREFIX, DIR_NAME, TAG_LENGTH, Layout, Names, state_tag
 
-# The processes of a running node (localcluster/state.py REAL_NODE_COMPONENTS run these binaries); their
-# arguments name its directory (prepare.write_files: --config, --root-dir, --ready-file).
-NODE_PROCESSES = ("containerd", "kubelet", "gpu-device-plugin")
 _TAG = rf"[0-9a-f]{{{TAG_LENGTH}}}"
 
 
@@ -54,16 +51,6 @@ def state_of(path: str) -> Path | None:
     return state if (state / DIR_NAME / "containerd.args").is_file() or path.endswith("/containerd.sock") else None
 
 
-def running_elsewhere(current: Layout) -> str | None:
-    """The command line of a node process (NODE_PROCESSES) of another state directory, or None."""
-    for pid in pids():
-        argv = cmdline(pid)
-        if (argv and Path(argv[0]).name in NODE_PROCESSES and any(f"/{DIR_NAME}/" in a for a in argv)
-                and not any(str(current.dir) in a for a in argv)):
-            return " ".join(argv)[:200]
-    return None
-
-
 def _states() -> set[Path]:
     found = {s for p in mountpoints() if (s := state_of(p))}
     if CONTAINER_LOGS_DIR.is_dir():
@@ -88,7 +75,7 @@ def _tags() -> set[str]:
 
 def find(current: Layout) -> Orphans:
     """The leftovers of real nodes of other state directories (module docstring); nothing while one runs."""
-    if running_elsewhere(current):
+    if other_real_node(current):
         return Orphans()
     layouts = sorted((Layout(s, current.device_plugin_dir) for s in _states() if state_tag(s) != current.tag),
                      key=lambda layout: str(layout.state))

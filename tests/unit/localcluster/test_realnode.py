@@ -7,6 +7,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import subprocess
+import time
 import tomllib
 from pathlib import Path
 
@@ -193,3 +194,30 @@ def test_a_state_directory_too_long_for_the_kubelets_sockets_is_refused_before_a
         "characters shorter"]
     assert [p for p in realnode.preflight(Layout(Path("/tmp/pytest-of-root/pytest-227/other0/cluster")))
             if "socket" in p] == []
+
+
+def test_another_directorys_node_process_is_a_running_node_and_a_system_containerd_is_not(tmp_path: Path) -> None:
+    # Real processes named as the node's binaries (a shell under the name): what the machine check and the orphan
+    # search see in /proc (localcluster/realnode/machine.py other_real_node).
+    from localcluster.realnode.machine import other_real_node
+
+    containerd = tmp_path / "bin" / "containerd"
+    containerd.parent.mkdir()
+    containerd.symlink_to("/bin/sh")
+    mine = Layout(tmp_path / "mine")
+
+    def running(*args: str) -> str | None:
+        proc = subprocess.Popen([str(containerd), "-c", "sleep 5; :", *args])
+        try:
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and not Path(f"/proc/{proc.pid}/cmdline").read_bytes().count(b"\0") > 2:
+                time.sleep(0.01)
+            return other_real_node(mine, among=[proc.pid])   # not a real node of another run beside
+        finally:
+            proc.kill()
+            proc.wait()
+
+    other = f"--config={tmp_path}/other/real-node/containerd.toml"
+    assert running(other) == f"{containerd} -c sleep 5; : {other}"
+    assert running("--config=/etc/containerd/config.toml") is None            # the system's: no node
+    assert running(f"--config={mine.dir}/containerd.toml") is None           # this directory's own
