@@ -80,7 +80,16 @@ def _subnet_zone(subnet: str, candidates: list[str], region: str) -> str:
 STACK_OUTPUTS: dict[str, dict[str, Any]] = {}
 
 
+# The VPC of the subnets a stack is given by id (cluster.subnetIds) and of the cluster it looks up: offline there
+# is one such VPC. A subnet made here is in the VPC its inputs name.
+EXISTING_VPC_ID = "vpc-00000000"
+
+
 class _Mocks(pmocks.Mocks):
+    def __init__(self) -> None:
+        # The subnets made in this render (their mock ids) and their VPCs, for a created cluster's vpcConfig.
+        self.subnet_vpcs: dict[str, str] = {}
+
     def new_resource(self, args: pmocks.MockResourceArgs):
         state = dict(args.inputs)
         if args.typ == "pulumi:pulumi:StackReference":
@@ -96,11 +105,28 @@ class _Mocks(pmocks.Mocks):
             state.setdefault("resources", [{"autoscalingGroups": [
                 {"name": f"eks-{state.get('nodeGroupName', args.name)}-{uid[:8]}-{uid[8:12]}-{uid[12:16]}-"
                          f"{uid[16:20]}-{uid[20:32]}"}], "remoteAccessSecurityGroupId": ""}])
+        if args.typ == "aws:ec2/subnet:Subnet":
+            self.subnet_vpcs[f"{args.name}-id"] = state.get("vpcId") or EXISTING_VPC_ID
+        if args.typ == "aws:eks/cluster:Cluster":
+            state["vpcConfig"] = self._created_cluster_vpc_config(state.get("vpcConfig") or {},
+                                                                  state.get("name") or args.name)
         if args.typ == "aws:ec2/securityGroup:SecurityGroup":
             # EC2's form (sg- and hex digits), which the EC2NodeClass CRD's securityGroupSelectorTerms[].id checks.
             return f"sg-{hashlib.sha256(args.name.encode()).hexdigest()[:17]}", state
         # The Kubernetes provider's ids are namespace/name; give outputs an id the program can use.
         return f"{args.name}-id", state
+
+    def _created_cluster_vpc_config(self, given: dict[str, Any], name: str) -> dict[str, Any]:
+        """A created cluster's vpcConfig as EKS answers it: the inputs, the VPC its subnets are in and the cluster
+        security group EKS makes (pulumi/pulumi-aws v7.51.1, sdk/python/pulumi_aws/eks/outputs.py, ClusterVpcConfig:
+        vpc_id "ID of the VPC associated with your cluster", cluster_security_group_id "Cluster security group
+        that is created by Amazon EKS for the cluster"). A cluster has one VPC (EKS user guide, network-reqs.html:
+        "When you create a cluster, you specify a VPC and at least two subnets"), so subnets of two are refused."""
+        vpcs = {self.subnet_vpcs.get(s, EXISTING_VPC_ID) for s in given.get("subnetIds") or []}
+        if len(vpcs) > 1:
+            raise ValueError(f"EKS cluster {name}: subnets in more than one VPC ({', '.join(sorted(vpcs))})")
+        uid = hashlib.sha256(f"eks-cluster-sg-{name}".encode()).hexdigest()
+        return {**given, "vpcId": vpcs.pop() if vpcs else EXISTING_VPC_ID, "clusterSecurityGroupId": f"sg-{uid[:17]}"}
 
     def call(self, args: pmocks.MockCallArgs):
         # A plain dict is a result without failures (MockMonitor.Invoke iterates a tuple's failures).
@@ -122,7 +148,7 @@ class _Mocks(pmocks.Mocks):
                     "publicAccessCidrs": ["0.0.0.0/0"],
                     "securityGroupIds": [],
                     "subnetIds": [],
-                    "vpcId": "vpc-00000000",
+                    "vpcId": EXISTING_VPC_ID,
                 },
                 "roleArn": "arn:aws:iam::000000000000:role/eks-cluster",
                 # An attached cluster whose owner keeps the audit trail on (node_pools.warn_missing_logs).
