@@ -20,9 +20,9 @@ ended count, the gang step 5 deleted too), and per metric name (a function of a 
   cluster_queue, cohort, flavor, resource and replica_role), the leader's only (components/alerts KUEUE_REPLICA).
 
 The joins are the platform's info series, as the rules name and label them (components/alerts/plan_series.py and
-recording.py): a pod's team and queue labels on (namespace, pod), a node's pool on node, a namespace's team, a
-ClusterQueue's team, a flavor's pool. Where the Prometheus is: $GPU_PLATFORM_PROMETHEUS_URL, else the live local
-cluster's (as `report` finds it without --prometheus).
+recording.py): a pod's team and queue labels on (namespace, pod), a node's pool on node, a namespace's team and its
+cost center, a ClusterQueue's team and its cost center, a flavor's pool. Where the Prometheus is:
+$GPU_PLATFORM_PROMETHEUS_URL, else the live local cluster's (as `report` finds it without --prometheus).
 """
 
 from __future__ import annotations
@@ -44,9 +44,6 @@ from .prometheus_api import Prometheus, PrometheusError, amp_region
 PROMETHEUS_URL_ENV = "GPU_PLATFORM_PROMETHEUS_URL"
 # The label names the platform's rules give their info series (components/alerts/plan_series.py, recording.py).
 TEAM_LABEL, POOL_LABEL = "team", "pool"
-# A team's cost center as a rule's info series would carry it beside `team` (gpu_platform:namespace_team:info and
-# gpu_platform:cluster_queue_team:info do not yet: docs/acceptance.md, "What the platform exports today").
-COST_CENTER_LABEL = "cost_center"
 # Kueue's labels of its ClusterQueue series (kueue v0.19.2 pkg/metrics/metrics.go), which the rules join on too.
 CLUSTER_QUEUE_LABEL, FLAVOR_LABEL, RESOURCE_LABEL = "cluster_queue", "flavor", "resource"
 # cAdvisor's families (google/cadvisor v0.52.1 metrics/prometheus.go).
@@ -104,7 +101,7 @@ def dimensions(r: Request) -> tuple[acc.Dimension, ...]:
         acc.Dimension("pool", {POOL_LABEL: pool.name, a.prom_label(cv.POOL): pool.name}),
         acc.Dimension("queue", {a.prom_label(cv.QUEUE_NAME_LABEL): cv.LOCAL_QUEUE_NAME,
                                 CLUSTER_QUEUE_LABEL: team.cluster_queue}),
-        acc.Dimension("cost-center", {COST_CENTER_LABEL: team.cost_center,
+        acc.Dimension("cost-center", {cv.COST_CENTER_SERIES_LABEL: team.cost_center,
                                       a.prom_label(cv.COST_CENTER): team.cost_center}),
     )
 

@@ -11,9 +11,10 @@ Where the series come from (and the label names they carry):
 - kube-state-metrics: `kube_node_labels`, `kube_pod_labels` (both need KSM_METRIC_LABELS_ALLOWLIST, in sources,
   documented in the README's "What the monitoring stack needs") and `kube_node_status_allocatable`.
 - Kueue (ClusterQueue metrics; the resource ones need Kueue's `metrics.enableClusterQueueResources`).
-- The plan itself: static "info" series (`vector(1)` with labels) that map namespace -> team,
-  ClusterQueue -> team, flavor -> pool and record each pool's units per node. They let alerts speak in
-  teams and pools without re-deriving anything and without relying on workloads to label themselves.
+- The plan itself: static "info" series (`vector(1)` with labels) that map namespace -> team and its cost
+  center, ClusterQueue -> team and its cost center, flavor -> pool and record each pool's units per node. They
+  let alerts speak in teams and pools without re-deriving anything and without relying on workloads to label
+  themselves.
 
 One module per rule group, and one for each thing the groups share: the sources' label names, jobs and fields
 (sources), the recording rules' names (record_names), the thresholds (thresholds), and a rule as data (rules);

@@ -50,6 +50,13 @@ NODE_LABEL = "node"
 # Kueue 0.19 labels its metrics with replica_role (leader, follower or standalone; pkg/metrics/metrics.go).
 KUEUE_REPLICA_ROLE_LABEL = "replica_role"
 
+# ==== Labels the platform's rules give their series ===========================================================
+# A team's cost center (the stack's teams[].costCenter) beside `team` on the plan's info series
+# gpu_platform:namespace_team:info and gpu_platform:cluster_queue_team:info (components/alerts/plan_series.py): a pod's
+# series gets it by a join on namespace, Kueue's by a join on cluster_queue (acceptance step 6 joins them so). The
+# pod label itself (labels.COST_CENTER) is on neither dcgm-exporter's nor kube-state-metrics' allowlist.
+COST_CENTER_SERIES_LABEL = "cost_center"
+
 # ==== Metric names ==========================================================================================
 # The series names of the exporters and of Prometheus that the platform configures or reads: the dcgm-exporter metrics
 # list (components/monitoring.DCGM_FIELDS), the rules (components/alerts/), the dashboards (components/dashboards.py),

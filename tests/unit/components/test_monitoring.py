@@ -169,6 +169,32 @@ def test_plan_series_follow_the_plan() -> None:
         assert units[p["name"]] == gpus * per_gpu, p["name"]
 
 
+def test_a_namespace_and_a_clusterqueue_carry_their_teams_cost_center() -> None:
+    """The deployed info series of prod's data-science (costCenter cc-4001, namespaces data-science and
+    ds-notebooks in Pulumi.prod.yaml): its team and cost center, so a series joined on namespace or cluster_queue
+    is attributed to both (acceptance step 6)."""
+    owners = [(r["record"], r["expr"], r["labels"]) for g in rule_groups("prod") for r in g["rules"]
+              if r.get("record") in (alerts.NAMESPACE_TEAM, alerts.CLUSTER_QUEUE_TEAM)
+              and r["labels"]["team"] == "data-science"]
+    assert owners == [
+        ("gpu_platform:namespace_team:info", "vector(1)",
+         {"namespace": "data-science", "team": "data-science", "cost_center": "cc-4001"}),
+        ("gpu_platform:namespace_team:info", "vector(1)",
+         {"namespace": "ds-notebooks", "team": "data-science", "cost_center": "cc-4001"}),
+        ("gpu_platform:cluster_queue_team:info", "vector(1)",
+         {"cluster_queue": "data-science", "team": "data-science", "cost_center": "cc-4001"}),
+    ]
+
+
+def test_the_rules_copy_only_the_team_from_a_namespaces_or_clusterqueues_info_series() -> None:
+    """Every rule joining those info series copies `team` alone, so the cost center on them changes no rule's
+    output (the team's series keep their labels; a reader wanting the cost center joins it)."""
+    exprs = [r["expr"] for g in rule_groups("prod") for r in g["rules"]]
+    owner = r"(\S+ \([^)]*\)) gpu_platform:(?:namespace|cluster_queue)_team:info"
+    joins = [m for e in exprs for m in re.findall(owner, e)]
+    assert joins == ["group_left (team)"] * 7
+
+
 # ---------------------------------------------------------------------------------------------------
 # Kueue ServiceMonitor
 

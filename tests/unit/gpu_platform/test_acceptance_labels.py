@@ -78,7 +78,7 @@ def attribution(*pods: str, team: str = "zeta") -> dict[str, Any]:
 def joins(pod_attribution: dict[str, Any] | None = None, node_pool: dict[str, Any] | None = None,
           cost_center: bool = True) -> list[acc.Join]:
     """The platform's info series; COST_CENTER: the plan's series of a namespace and a ClusterQueue carry the team's
-    cost center beside the team (what step 6 needs and the rules do not give yet)."""
+    cost center beside the team (as the platform's rules record them: components/alerts/plan_series.py)."""
     pod_attribution = pod_attribution or attribution(POD0, POD1)
     node_pool = node_pool or answer({"node": NODE, "pool": "small"})
     cc = {"cost_center": "cc-106"} if cost_center else {}
@@ -108,8 +108,9 @@ def test_every_series_attributed_to_the_jobs_team_pool_queue_and_cost_center_pas
 
 
 def test_a_label_no_series_carries_fails_naming_it_and_each_family() -> None:
-    """The platform's exports today: the pods' team and queue (kube-state-metrics' allowlist), their node's pool,
-    the namespace's and the ClusterQueue's team, and nowhere the team's cost center."""
+    """Info series that give a namespace and a ClusterQueue their team only (rules before the cost center was
+    added): the pods' team and queue (kube-state-metrics' allowlist), their node's pool, and nowhere the team's cost
+    center."""
     result = acc.evaluate_labels(families(), joins(cost_center=False), DIMS)
     assert result.status == acc.FAILED
     through = "cost_center or gpu_platform_io_cost_center"

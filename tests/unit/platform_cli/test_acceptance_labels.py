@@ -1,18 +1,21 @@
 """Step 6's runner (platform_cli/acceptance_labels.py): the queries it sends for the live test's job, and the step
 against a Prometheus that answers as Prometheus' HTTP API does (GET /api/v1/query: {"status": "success", "data":
 {"resultType": "vector", "result": [{"metric": {...}, "value": [<unix time>, "<value>"]}]}}, prometheus/prometheus
-v3.16.0 docs/querying/api.md, "Instant queries"), with the series the platform exports today: the pods' team and
-queue from kube-state-metrics' allowlist, their pool from their node's label, and no cost center.
+v3.16.0 docs/querying/api.md, "Instant queries"), with the series the platform exports: the pods' team and queue
+from kube-state-metrics' allowlist, their pool from their node's label, and their team's cost center from the info
+series the platform's rules record for the stack's plan (components/alerts/plan_series.py).
 World: mocks (no Prometheus, no cluster, a fake clock)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 from typing import Any, Callable
 
 import pytest
 
+from components import alerts
 from gpu_platform import acceptance as acc
 from gpu_platform.stack_files import load_plan
 from localcluster import objectstore
@@ -39,10 +42,27 @@ def vector(*metrics: dict[str, str]) -> dict[str, Any]:
         {"metric": m, "value": [1780000000.5, "1"]} for m in metrics]}}
 
 
-def todays_exports(pods: tuple[str, ...], cost_center: bool = False) -> dict[str, dict[str, Any]]:
-    """What the local cluster's Prometheus answers, by the metric name a query reads. COST_CENTER: as it would if the
-    plan's info series of a namespace and a ClusterQueue carried the team's cost center beside the team."""
-    cc = {"cost_center": "cc-106"} if cost_center else {}
+@functools.cache
+def plan_series() -> tuple[alerts.Record, ...]:
+    """The acceptance stack's plan as the platform's rules record it (components/alerts/plan_series.py)."""
+    return tuple(r for r in alerts.plan_rules(load_plan(None, STACK)[1]).rules if isinstance(r, alerts.Record))
+
+
+def recorded(record: str, **on: str) -> dict[str, str]:
+    """The labels of the one series RECORD of the acceptance stack's plan whose labels ON match."""
+    (labels,) = [dict(r.labels) for r in plan_series()
+                 if r.record == record and all(r.labels.get(k) == v for k, v in on.items())]
+    return labels
+
+
+def exports(pods: tuple[str, ...], cost_center: bool = True) -> dict[str, dict[str, Any]]:
+    """What the local cluster's Prometheus answers, by the metric name a query reads: the namespace's and the
+    ClusterQueue's info series as the rules record them. Without COST_CENTER: as rules that give them the team only
+    (before the cost center was added, or another Prometheus's own) would."""
+    owner = {"namespace_team": recorded(alerts.NAMESPACE_TEAM, namespace="zeta"),
+             "cluster_queue_team": recorded(alerts.CLUSTER_QUEUE_TEAM, cluster_queue="zeta")}
+    if not cost_center:
+        owner = {k: {n: v for n, v in labels.items() if n != "cost_center"} for k, labels in owner.items()}
     pod_series = [{"namespace": "zeta", "pod": p, "node": NODE} for p in pods]
     return {
         "DCGM_FI_DEV_FB_USED": vector(*({**s, "gpu": "0", "UUID": "GPU-1", "vgpu": str(i), "gpu_platform_io_team": "zeta",
@@ -59,8 +79,8 @@ def todays_exports(pods: tuple[str, ...], cost_center: bool = False) -> dict[str
         "gpu_platform:pod_attribution:info": vector(*({"namespace": "zeta", "pod": p, "gpu_platform_io_team": "zeta",
                                                        "kueue_x_k8s_io_queue_name": "default"} for p in pods)),
         "gpu_platform:node_pool:info": vector({"node": NODE, "pool": "small"}, {"node": "train-0", "pool": "train"}),
-        "gpu_platform:namespace_team:info": vector({"namespace": "zeta", "team": "zeta", **cc}),
-        "gpu_platform:cluster_queue_team:info": vector({"cluster_queue": "zeta", "team": "zeta", **cc}),
+        "gpu_platform:namespace_team:info": vector(owner["namespace_team"]),
+        "gpu_platform:cluster_queue_team:info": vector(owner["cluster_queue_team"]),
         "gpu_platform:flavor_pool:info": vector({"flavor": "small", "pool": "small"}),
     }
 
@@ -135,9 +155,19 @@ def test_the_jobs_values_under_every_label_name_that_carries_them() -> None:
         ("cost-center", {"cost_center": "cc-106", "gpu_platform_io_cost_center": "cc-106"})]
 
 
-def test_with_todays_exports_step_6_fails_naming_the_cost_center_on_every_family() -> None:
+def test_the_rules_give_the_teams_namespace_and_clusterqueue_its_cost_center() -> None:
+    """The acceptance stack's zeta (costCenter cc-106 in tests/live/acceptance_stack.yaml), as step 6 joins it."""
+    assert recorded(alerts.NAMESPACE_TEAM, namespace="zeta") == {"namespace": "zeta", "team": "zeta",
+                                                                  "cost_center": "cc-106"}
+    assert recorded(alerts.CLUSTER_QUEUE_TEAM, cluster_queue="zeta") == {"cluster_queue": "zeta", "team": "zeta",
+                                                                          "cost_center": "cc-106"}
+
+
+def test_info_series_without_the_cost_center_fail_step_6_naming_it_on_every_family() -> None:
+    """A Prometheus whose rules give a namespace and a ClusterQueue their team only: no series of the job is
+    attributed to a cost center, and step 6 says so per family."""
     state = State(request())
-    prom = FakePrometheus(lambda look: todays_exports((POD0, POD1)))
+    prom = FakePrometheus(lambda look: exports((POD0, POD1), cost_center=False))
     result = al.SeriesLabels(prom, wall=lambda: 1780000000.0).run(state)
     assert result.status == acc.FAILED
     assert [p.split(" (")[0] for p in result.seen.split("; ")] == [
@@ -159,10 +189,11 @@ def test_every_series_attributed_passes_once_the_last_scrape_lands() -> None:
     """With the team's cost center on the plan's info series, every family is attributed; the last gang's second
     pod's series arrive with the scrape after the first look: the step looks again and passes."""
     state = State(request())
-    prom = FakePrometheus(lambda look: todays_exports((POD0,) if look == 1 else (POD0, POD1), cost_center=True))
+    prom = FakePrometheus(lambda look: exports((POD0,) if look == 1 else (POD0, POD1)))
     result = al.SeriesLabels(prom, wall=lambda: 1780000000.0).run(state)
     assert result.status == acc.PASSED, result.seen
     assert {f.name: f.value for f in result.figures}["gpu_series"] == 2
+    assert "cost-center 'cc-106'" in (result.expected or "")
     assert prom.looks == 2 and state.lines[1] == (
         f"step 6: not yet (gpu: no series of pod {POD1} (of the 2 that ran to the end) and 1 more); looking again in "
         "10s")
