@@ -31,6 +31,8 @@ def steps_using(job: dict, action: str) -> list[dict]:
 
 # A pull request whose branch is in this repository; a fork's gets no secrets, no OIDC token and a read-only token.
 SAME_REPO = "github.event.pull_request.head.repo.full_name == github.repository"
+# The local action both workflows take etcd from.
+ETCD_ACTION = "./.github/actions/etcd"
 
 
 def sdk_pin() -> str:
@@ -110,9 +112,10 @@ def test_the_what_if_decides_whether_the_queues_changed_before_it_builds_anythin
     steps = workflow("preview.yml")["jobs"]["whatif"]["steps"]
     (check,) = [i for i, s in enumerate(steps) if s.get("id") == "queues"]
     assert "from simulator.cli import queueing" in steps[check]["run"]
-    costly = [s for s in steps[check + 1:] if s.get("uses", "").split("@")[0] in ("actions/cache", "actions/setup-go")
-              or any(word in str(s.get("run", "")) for word in ("releases/download", "scripts/toolchain", "simulate"))]
-    assert len(costly) == 6   # the two caches, Go, the etcd download, the tools, the replay
+    costly = [s for s in steps[check + 1:]
+              if s.get("uses", "").split("@")[0] in ("actions/cache", "actions/setup-go", ETCD_ACTION)
+              or any(word in str(s.get("run", "")) for word in ("scripts/toolchain", "simulate"))]
+    assert len(costly) == 5   # the tool cache, Go, etcd (its own cache and download), the tools, the replay
     assert all(s["if"].startswith("steps.queues.outputs.verdict == 'changed'") for s in costly)
     assert not any("scripts/toolchain" in str(s.get("run", "")) or "make venv toolchain" in str(s.get("run", ""))
                    for s in steps[:check])
@@ -135,15 +138,30 @@ def test_the_what_if_builds_only_the_tools_the_replay_runs_and_installs_nothing_
     assert "apt-get" not in runs and "sudo" not in runs
 
 
-def test_the_what_if_takes_etcd_from_its_release_checked_and_cached_by_version() -> None:
-    job = workflow("preview.yml")["jobs"]["whatif"]
-    assert job["env"]["ETCD_VERSION"] == "3.5.24"   # k8s.io/kubernetes v1.33.13 kubeadm DefaultEtcdVersion 3.5.24-0
-    (download,) = [s for s in job["steps"] if "etcd-io/etcd/releases/download" in str(s.get("run", ""))]
+def test_etcd_comes_from_its_release_checked_and_cached_by_version_in_both_workflows() -> None:
+    action = load_yaml((ROOT / ".github" / "actions" / "etcd" / "action.yml").read_text())
+    assert action["inputs"]["version"]["default"] == "3.5.24"   # k8s.io/kubernetes v1.33.13 kubeadm DefaultEtcdVersion
+    cache, download, on_path = action["runs"]["steps"]
+    assert cache["uses"] == "actions/cache@v4" and cache["with"] == {
+        "path": "${{ runner.tool_cache }}/etcd/${{ inputs.version }}/x64", "key": "etcd-${{ runner.os }}-v${{ inputs.version }}"}
+    assert download["if"] == "steps.cache.outputs.cache-hit != 'true'"
     assert 'grep " $tarball\\$" SHA256SUMS | sha256sum -c -' in download["run"]
-    assert download["if"] == "steps.queues.outputs.verdict == 'changed' && steps.etcd.outputs.cache-hit != 'true'"
+    assert "etcd-io/etcd/releases/download/v$ETCD_VERSION/$tarball" in download["run"]
+    assert on_path["run"] == 'echo "$RUNNER_TOOL_CACHE/etcd/$ETCD_VERSION/x64" >> "$GITHUB_PATH"'
+    whatif = workflow("preview.yml")["jobs"]["whatif"]
+    (etcd,) = steps_using(whatif, ETCD_ACTION)
+    assert etcd["if"] == "steps.queues.outputs.verdict == 'changed'"
+    test = workflow("deploy.yml")["jobs"]["test"]
+    assert len(steps_using(test, ETCD_ACTION)) == 1
+    runs = "\n".join(str(s.get("run", "")) for s in test["steps"])
+    assert "apt-get" not in runs
+    # The real node's lane needs root; sudo's secure_path would drop the PATH that has etcd and Go.
+    assert test["steps"][-1]["run"] == 'sudo env "PATH=$PATH" "HOME=$HOME" CI=true make test'
+
+
+def test_the_what_if_caches_the_tool_chain_and_sets_up_go_only_without_it() -> None:
+    job = workflow("preview.yml")["jobs"]["whatif"]
     caches = {s.get("id"): s["with"] for s in steps_using(job, "actions/cache")}
-    assert caches["etcd"] == {"path": "${{ runner.tool_cache }}/etcd/${{ env.ETCD_VERSION }}/x64",
-                              "key": "etcd-${{ runner.os }}-v${{ env.ETCD_VERSION }}"}
     assert caches["tools"] == {
         "path": "~/" + toolcache.DEFAULT_CACHE.relative_to(Path.home()).as_posix(),
         "key": "toolchain-${{ runner.os }}-${{ hashFiles('scripts/tools/*.sh', 'toolchain/**/go.sum') }}",
