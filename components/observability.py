@@ -9,14 +9,18 @@ it (addons.monitoring.mode in-cluster or managed; gpu_platform/plan/monitoring.p
   Alertmanager sends to the spec's receivers. Every key written here exists in the chart's default values
   (kube-prometheus-stack 88.5.3, kube-state-metrics 8.4.0: tests/unit/components/test_observability.py).
 - managed: an Amazon Managed Service for Prometheus workspace (retention), its managed collector scraping
-  dcgm-exporter, kube-state-metrics and Kueue (plan/monitoring.scrape_configuration), the platform's rule groups
+  dcgm-exporter, kube-state-metrics, Kueue and the kubelets' cAdvisor through the API server's node proxy
+  (plan/monitoring.scrape_configuration), the platform's rule groups
   as a rule groups namespace, an alert manager definition, kube-state-metrics from its own chart, and an IAM
   policy that lets `report --sigv4` read the workspace. The collector's own IAM is AWS's: it runs as the service-
   linked role AWSServiceRoleForAmazonPrometheusScraper, and on a cluster whose authentication mode is API (the
   stack creates its clusters so) the service makes the collector's EKS access entry itself, with the access policy
   that grants it what it scrapes (docs.aws.amazon.com/prometheus/latest/userguide/AMP-collector-how-to.html,
   "Configure Amazon EKS for scraper access with access entries"): a second entry for the same role would be
-  refused (EKS CreateAccessEntry: one access entry per principal ARN).
+  refused (EKS CreateAccessEntry: one access entry per principal ARN). That policy ("Access entry policy created")
+  grants get, list and watch of nodes, nodes/proxy, nodes/metrics, services, endpoints and pods (among others) and
+  get of /metrics: all the collector's jobs need, cAdvisor's `get` of nodes/proxy included (scrape_jobs.
+  managed_cadvisor_job), so the platform binds the collector no ClusterRole of its own.
 
 The kube-prometheus-stack release needs the `monitoring` namespace (Monitoring makes it) and the platform's
 PrometheusRule and ServiceMonitors need the release's CRDs, so the release is made when the first of those is

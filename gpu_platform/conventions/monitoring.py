@@ -35,6 +35,26 @@ KUEUE_JOB = KUEUE_METRICS_SERVICE
 # projected service account token). The managed collector may send only this one ("Scraper configuration",
 # docs.aws.amazon.com/prometheus/latest/userguide/AMP-collector-how-to.html).
 SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+# The kubelet: kube-prometheus-stack's kubelet ServiceMonitor labels its /metrics and /metrics/cadvisor series with
+# the job its Service's k8s-app label names, `kubelet` (kube-prometheus-stack 88.5.3 values.yaml
+# kubelet.serviceMonitor, jobLabel k8s-app of the Operator's kubelet Service), and the managed collector's cAdvisor
+# job is named so too (gpu_platform/plan/scrape_jobs.managed_cadvisor_job): a pod's network and block I/O series
+# carry the same `job` in every mode.
+KUBELET_JOB = "kubelet"
+# cAdvisor's per-pod byte counters the platform reads (acceptance step 6, platform_cli/acceptance_labels.py: network
+# received and sent, block I/O read and written; google/cadvisor v0.52.1 metrics/prometheus.go). Not in METRIC_NAMES:
+# no rule, dashboard or report query reads them (tests/unit/components/test_metric_names.py holds that set to those).
+CADVISOR_NETWORK_RECEIVE_BYTES = "container_network_receive_bytes_total"
+CADVISOR_NETWORK_TRANSMIT_BYTES = "container_network_transmit_bytes_total"
+CADVISOR_FS_READS_BYTES = "container_fs_reads_bytes_total"
+CADVISOR_FS_WRITES_BYTES = "container_fs_writes_bytes_total"
+CADVISOR_POD_METRICS: tuple[str, ...] = (CADVISOR_NETWORK_RECEIVE_BYTES, CADVISOR_NETWORK_TRANSMIT_BYTES,
+                                         CADVISOR_FS_READS_BYTES, CADVISOR_FS_WRITES_BYTES)
+# The labels cAdvisor (through the kubelet) gives a container's series that tell one of the platform's apart:
+# namespace, pod and container (k8s.io/kubernetes v1.33.13 pkg/kubelet/server/server.go containerPrometheusLabelsFunc),
+# the network interface and the block device (google/cadvisor v0.52.1 metrics/prometheus.go, extraLabels).
+INTERFACE_LABEL = "interface"
+DEVICE_LABEL = "device"
 
 # ==== Target labels the report joins on ========================================================================
 # A scrape target's labels as a ServiceMonitor gives them (prometheus-operator pkg/prometheus/promcfg.go,

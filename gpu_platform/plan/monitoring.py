@@ -7,7 +7,8 @@ the components translate for it, decided once here.
 - What the in-cluster Prometheus keeps and how big it is (retention, gp3 volume, memory: monitoring_sizing.py),
   which rules and monitors it selects (the `release` label the platform's own carry), where it runs.
 - What the managed collector scrapes (`scrape_configuration`): the three sources the report and the rules
-  read, labelled as kube-prometheus-stack's ServiceMonitors would label them.
+  read, labelled as kube-prometheus-stack's ServiceMonitors would label them, and the kubelets' cAdvisor for the
+  per-pod network and block I/O series acceptance step 6 reads.
 - Where alerts go (`alertmanager_config`): the spec's receivers, by severity.
 
 The scrape jobs, the Services they find and the metric names the report reads are spelled in
@@ -28,7 +29,7 @@ from ..pool_derivations import pool_resource_name, pool_units_per_gpu
 from ..spec import Platform
 from ..spec.monitoring import AlertReceiver
 from ..spec.monitoring_checks import NULL_RECEIVER, check_monitoring
-from .scrape_jobs import kubernetes_discovery, prometheus_job, scrape_sources
+from .scrape_jobs import kubernetes_discovery, managed_cadvisor_job, prometheus_job, scrape_sources
 from .monitoring_sizing import (
     RETENTION_SHARE_OF_VOLUME, SCRAPE_INTERVAL_SECONDS, TARGET_FLEET_NODES, Fleet, MonitoringSize, PoolShape, QueueShape, estimate, shortfalls,
 )
@@ -183,14 +184,18 @@ def alertmanager_config(receivers: tuple[ReceiverPlan, ...]) -> dict[str, Any]:
 def scrape_configuration(m: MonitoringPlan) -> dict[str, Any]:
     """The managed collector's Prometheus configuration: the jobs kube-prometheus-stack's ServiceMonitors would make
     (scrape_jobs.py: the same jobs the live local cluster's Prometheus runs), found by Kubernetes endpoints discovery,
-    every 30 s. A managed collector takes <global>, <scrape_config>, <relabel_config> and <kubernetes_sd_config>
-    sections, and sends only its own ServiceAccount token, from cv.SERVICE_ACCOUNT_TOKEN (AMP user guide,
-    AMP-collector-how-to.html, "Scraper configuration"; the pulumi-aws Scraper example scrapes cAdvisor so).
+    every 30 s. A managed collector takes <global>, <scrape_config>, <relabel_config>, <metric_relabel_configs> and
+    <kubernetes_sd_config> sections, and sends only its own ServiceAccount token, from cv.SERVICE_ACCOUNT_TOKEN (AMP
+    user guide, AMP-collector-how-to.html, "Scraper configuration"; the pulumi-aws Scraper example scrapes cAdvisor
+    so).
     tls_config is a field the managed collectors take ("TLS configuration for HTTPS targets", docs.aws.amazon.com/
     AmazonCloudWatch/latest/monitoring/managed-prometheus-collectors-scraper-configuration.html, "Supported
     configuration sections"): Kueue's job uses it to accept Kueue's self-signed certificate, which no CA the
-    collector could be given has signed (scrape_jobs.ScrapeSource.https_unverified)."""
+    collector could be given has signed (scrape_jobs.ScrapeSource.https_unverified). Then every node's cAdvisor through
+    the API server, its per-pod network and block I/O byte counters only (scrape_jobs.managed_cadvisor_job): the
+    series kube-prometheus-stack's kubelet job gives mode in-cluster and acceptance step 6 reads."""
     jobs = [{**prometheus_job(src), **kubernetes_discovery(src)} for src in scrape_sources(m.namespace)]
+    jobs.append(managed_cadvisor_job())
     return {"global": {"scrape_interval": f"{SCRAPE_INTERVAL_SECONDS}s"}, "scrape_configs": jobs}
 
 

@@ -19,7 +19,9 @@ tests/unit/gpu_platform/test_scrape_jobs.py fails when the renderings drift apar
 
 A fourth job is kube-prometheus-stack's own, which the platform does not configure: the kubelets, cAdvisor's per-pod
 network and block I/O series among them (`kubelet_jobs`, written out so the live local cluster can run it on its
-real node: tests/unit/gpu_platform/test_acceptance_scrape.py holds it to the chart's values).
+real node: tests/unit/gpu_platform/test_acceptance_scrape.py holds it to the chart's values). The managed collector
+has no such job of its own, so the platform gives it one for cAdvisor (`managed_cadvisor_job`), which keeps only the
+series the platform reads.
 """
 
 from __future__ import annotations
@@ -176,9 +178,10 @@ def service_monitor_endpoint(src: ScrapeSource) -> dict[str, Any]:
 # families and every cgroup without a pod). An endpoint whose target is a Node gets `node` (prometheus-operator
 # pkg/prometheus/promcfg.go, generateServiceMonitorConfig). cAdvisor labels a container's series with its pod's
 # namespace, pod and container (k8s.io/kubernetes v1.33.13 pkg/kubelet/server/server.go containerPrometheusLabelsFunc).
-# Modes managed and external scrape no kubelet for the platform. The live local cluster's Prometheus runs these jobs
-# on its real node's kubelet (localcluster/prometheus.py), each target labelled as that Service's endpoint.
-KUBELET_JOB = "kubelet"
+# Mode managed scrapes cAdvisor with `managed_cadvisor_job` below; mode external, whatever its Prometheus does. The
+# live local cluster's Prometheus runs these jobs on its real node's kubelet (localcluster/prometheus.py), each target
+# labelled as that Service's endpoint.
+KUBELET_JOB = cv.KUBELET_JOB
 KUBELET_NAMESPACE = "kube-system"
 KUBELET_PORT = "https-metrics"
 KUBELET_JOB_LABEL = "__meta_kubernetes_service_label_k8s_app"
@@ -193,6 +196,11 @@ KUBELET_RELABELINGS: tuple[Mapping[str, Any], ...] = (
     {"source_labels": [KUBELET_JOB_LABEL], "target_label": "job", "regex": "(.+)", "replacement": "${1}"},
     {"action": "replace", "source_labels": [METRICS_PATH_LABEL], "target_label": METRICS_PATH_TARGET_LABEL},
 )
+# Two of the chart's cAdvisor metricRelabelings, which the managed collector's job runs too: a host-network pod's
+# network series on the node's CNI interfaces, and a cgroup's series (`id`) with no pod (the node's, a system slice's).
+CNI_INTERFACE_DROP: Mapping[str, Any] = {"source_labels": ["__name__", cv.INTERFACE_LABEL], "action": "drop",
+                                         "regex": "container_network_.*;(cali|cilium|cni|lxc|nodelocaldns|tunl).*"}
+NO_POD_DROP: Mapping[str, Any] = {"source_labels": ["id", cv.POD_LABEL], "action": "drop", "regex": ".+;"}
 # Each endpoint's path and metricRelabelings, as the chart's values give them (kubelet.serviceMonitor.
 # metricRelabelings and cAdvisorMetricRelabelings), in Prometheus' spelling.
 KUBELET_ENDPOINTS: tuple[tuple[str, tuple[Mapping[str, Any], ...]], ...] = (
@@ -212,10 +220,9 @@ KUBELET_ENDPOINTS: tuple[tuple[str, tuple[Mapping[str, Any], ...]], ...] = (
          "regex": "container_(file_descriptors|tasks_state|threads_max)"},
         {"source_labels": ["__name__", "scope"], "action": "drop",
          "regex": "container_memory_failures_total;hierarchy"},
-        {"source_labels": ["__name__", "interface"], "action": "drop",
-         "regex": "container_network_.*;(cali|cilium|cni|lxc|nodelocaldns|tunl).*"},
+        CNI_INTERFACE_DROP,
         {"source_labels": ["__name__"], "action": "drop", "regex": "container_spec.*"},
-        {"source_labels": ["id", "pod"], "action": "drop", "regex": ".+;"},
+        NO_POD_DROP,
     )),
 )
 
@@ -257,3 +264,65 @@ def kubelet_discovery_labels(service: str, node: str) -> dict[str, str]:
     the endpoint's target, the Node."""
     return {**discovery_labels(kubelet_source(service)), KUBELET_JOB_LABEL: KUBELET_JOB, META_TARGET_KIND: "Node",
             META_TARGET_NAME: node}
+
+
+# ==== cAdvisor for the managed collector ============================================================================
+# A managed collector scrapes cAdvisor as the AMP user guide's sample configuration does (docs.aws.amazon.com/
+# prometheus/latest/userguide/AMP-collector-how-to.html, "Scraper configuration", job `cadvisor`; the default
+# configuration GetDefaultScraperConfiguration returns has the same job): node discovery (kubernetes_sd_configs role
+# node), every target's address the API server's, kubernetes.default.svc:443 (the only host name a collector resolves,
+# "DNS resolution"), and the node's cAdvisor through the API server's node proxy, __metrics_path__
+# /api/v1/nodes/$1/proxy/metrics/cadvisor from the node's name, over https with the collector's bearer token (the only
+# authorization it may send, "Authorization") and no tls_config. The API server authorizes that request as `get` of
+# the subresource nodes/proxy, and discovery as list and watch of nodes (k8s.io/apiserver pkg/endpoints/request/
+# requestinfo.go: /api/v1/nodes/<name>/proxy/... is resource nodes, subresource proxy, name <name>). The access entry
+# policy the service gives a scraper on a cluster in authentication mode API or API_AND_CONFIG_MAP grants both (same
+# page, "Configure Amazon EKS for scraper access with access entries", "Access entry policy created": nodes,
+# nodes/proxy and nodes/metrics with get, list and watch), so the platform makes no RBAC of its own for this job
+# (components/observability.py).
+API_SERVER_ADDRESS = "kubernetes.default.svc:443"
+META_NODE_NAME = "__meta_kubernetes_node_name"
+NODE_PROXY_CADVISOR_PATH = "/api/v1/nodes/$1/proxy" + CADVISOR_PATH
+# What the collector keeps of a cAdvisor series: its name, the target's labels (job, instance, node, metrics_path) and
+# the labels that tell the platform's series apart (namespace, pod, container, interface, device).
+CADVISOR_KEPT_LABELS: tuple[str, ...] = (
+    "__name__", "job", "instance", cv.NODE_LABEL, METRICS_PATH_TARGET_LABEL, cv.NAMESPACE_LABEL, cv.POD_LABEL,
+    cv.CONTAINER_LABEL, cv.INTERFACE_LABEL, cv.DEVICE_LABEL,
+)
+
+
+def managed_cadvisor_job(token_file: str = cv.SERVICE_ACCOUNT_TOKEN) -> dict[str, Any]:
+    """The managed collector's <scrape_config> for every node's cAdvisor, its discovery included.
+
+    Why it exists: acceptance step 6 reads a job's network and block I/O series from cAdvisor (platform_cli/
+    acceptance_labels.py), which kube-prometheus-stack's kubelet job gives mode in-cluster and the live local cluster;
+    a managed collector scrapes only what its configuration names. Labelled as the in-cluster series are: job
+    `kubelet`, `node`, and `metrics_path` /metrics/cadvisor (what the chart's kubelet job gives them), so a query
+    reads the same series in either mode; `instance` is the API server's address on every target.
+
+    Why it keeps so little: Amazon Managed Service for Prometheus charges per sample ingested and per series stored,
+    and cAdvisor serves dozens of families per container (kube-prometheus-stack keeps most of them:
+    monitoring_sizing.CADVISOR_SERIES_PER_POD). The job keeps the four byte counters the platform reads
+    (cv.CADVISOR_POD_METRICS), drops what the chart's job drops of them (a host-network pod's series on
+    the node's CNI interfaces, every series of no pod: CNI_INTERFACE_DROP, NO_POD_DROP), and keeps
+    only the labels in CADVISOR_KEPT_LABELS: cAdvisor's `id`, `image` and `name` go, the labels that tell one of a
+    pod's series from another (container, interface, device) stay, or two series would become one."""
+    return {
+        "job_name": cv.KUBELET_JOB,
+        "scheme": "https",
+        "authorization": {"type": "Bearer", "credentials_file": token_file},
+        "kubernetes_sd_configs": [{"role": "node"}],
+        "relabel_configs": [
+            {"target_label": "__address__", "replacement": API_SERVER_ADDRESS},
+            {"source_labels": [META_NODE_NAME], "regex": "(.+)", "target_label": METRICS_PATH_LABEL,
+             "replacement": NODE_PROXY_CADVISOR_PATH},
+            {"source_labels": [META_NODE_NAME], "target_label": cv.NODE_LABEL},
+            {"target_label": METRICS_PATH_TARGET_LABEL, "replacement": CADVISOR_PATH},
+        ],
+        "metric_relabel_configs": [
+            {"source_labels": ["__name__"], "action": "keep", "regex": "|".join(cv.CADVISOR_POD_METRICS)},
+            dict(CNI_INTERFACE_DROP),
+            dict(NO_POD_DROP),
+            {"action": "labelkeep", "regex": "|".join(CADVISOR_KEPT_LABELS)},
+        ],
+    }

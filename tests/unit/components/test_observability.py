@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -238,12 +239,48 @@ def test_the_collector_scrapes_the_cluster_into_the_workspace() -> None:
     config = yaml.safe_load(s["scrapeConfiguration"])
     assert set(config) == {"global", "scrape_configs"} and config["global"] == {"scrape_interval": "30s"}
     jobs = {j["job_name"]: j for j in config["scrape_configs"]}
-    assert list(jobs) == ["nvidia-dcgm-exporter", "kube-state-metrics", "kueue-controller-manager-metrics-service"]
+    assert list(jobs) == ["nvidia-dcgm-exporter", "kube-state-metrics", "kueue-controller-manager-metrics-service",
+                          "kubelet"]
     # only the sections a managed collector takes (AMP-collector-how-to.html, "Scraper configuration")
     for job in jobs.values():
         assert set(job) <= {"job_name", "honor_labels", "kubernetes_sd_configs", "relabel_configs", "scheme",
-                            "authorization", "tls_config"}
-        assert [sd["role"] for sd in job["kubernetes_sd_configs"]] == ["endpoints"]
+                            "authorization", "tls_config", "metric_relabel_configs"}
+    assert {name: [sd["role"] for sd in job["kubernetes_sd_configs"]] for name, job in jobs.items()} == {
+        "nvidia-dcgm-exporter": ["endpoints"], "kube-state-metrics": ["endpoints"],
+        "kueue-controller-manager-metrics-service": ["endpoints"], "kubelet": ["node"]}
+
+
+def test_the_collector_scrapes_the_pods_network_and_block_io_from_cadvisor() -> None:
+    """Acceptance step 6 reads a job's network and block I/O series from cAdvisor; a managed collector scrapes it
+    as the AMP user guide's sample configuration does (AMP-collector-how-to.html, "Scraper configuration", job
+    `cadvisor`: node discovery, the API server's address, the node proxy's path, the collector's token), keeping
+    the four byte counters the platform reads, the series of pods (but a host-network pod's on CNI interfaces, as
+    kube-prometheus-stack's kubelet job drops them), and the labels that tell them apart."""
+    config = yaml.safe_load(managed("aws:amp/scraper:Scraper", "monitoring-collector").inputs["scrapeConfiguration"])
+    (cadvisor,) = [j for j in config["scrape_configs"] if j["job_name"] == "kubelet"]
+    assert cadvisor == {
+        "job_name": "kubelet",
+        "scheme": "https",
+        "authorization": {"type": "Bearer", "credentials_file": "/var/run/secrets/kubernetes.io/serviceaccount/token"},
+        "kubernetes_sd_configs": [{"role": "node"}],
+        "relabel_configs": [
+            {"target_label": "__address__", "replacement": "kubernetes.default.svc:443"},
+            {"source_labels": ["__meta_kubernetes_node_name"], "regex": "(.+)", "target_label": "__metrics_path__",
+             "replacement": "/api/v1/nodes/$1/proxy/metrics/cadvisor"},
+            {"source_labels": ["__meta_kubernetes_node_name"], "target_label": "node"},
+            {"target_label": "metrics_path", "replacement": "/metrics/cadvisor"},
+        ],
+        "metric_relabel_configs": [
+            {"source_labels": ["__name__"], "action": "keep",
+             "regex": "container_network_receive_bytes_total|container_network_transmit_bytes_total|"
+                      "container_fs_reads_bytes_total|container_fs_writes_bytes_total"},
+            {"source_labels": ["__name__", "interface"], "action": "drop",
+             "regex": "container_network_.*;(cali|cilium|cni|lxc|nodelocaldns|tunl).*"},
+            {"source_labels": ["id", "pod"], "action": "drop", "regex": ".+;"},
+            {"action": "labelkeep",
+             "regex": "__name__|job|instance|node|metrics_path|namespace|pod|container|interface|device"},
+        ],
+    }
 
 
 def test_the_collectors_jobs_keep_what_the_reports_joins_need() -> None:
@@ -362,6 +399,24 @@ def test_only_kueues_metrics_endpoint_is_scraped_without_verifying_its_certifica
          "kueue-controller-manager-metrics-service", "tls_config", "insecure_skip_verify")]
     assert set_keys(everything(rendered("prod")), REMOTE_WRITE_KEYS) == []
     assert set_keys(everything(prod_managed()), REMOTE_WRITE_KEYS) == []
+
+
+def test_in_cluster_prometheus_scrapes_cadvisor_with_the_charts_own_kubelet_job() -> None:
+    """Mode in-cluster needs no cAdvisor job of the platform's: kube-prometheus-stack 88.5.3 scrapes every kubelet's
+    /metrics/cadvisor by default (values.yaml kubelet.enabled, kubelet.serviceMonitor.enabled and
+    kubelet.serviceMonitor.cAdvisor: true), its cAdvisorMetricRelabelings drop none of the four byte counters step 6
+    reads, and the platform's values leave `kubelet` as the chart has it. Only the managed collector gets a job."""
+    kubelet = KPS_DEFAULTS["kubelet"]
+    assert (kubelet["enabled"], kubelet["serviceMonitor"]["enabled"], kubelet["serviceMonitor"]["cAdvisor"]) == (
+        True, True, True)
+    assert "kubelet" not in values()
+    by_name = [r["regex"] for r in kubelet["serviceMonitor"]["cAdvisorMetricRelabelings"]
+               if r["sourceLabels"] == ["__name__"] and r["action"] == "drop"]
+    assert len(by_name) == 5
+    for name in ("container_network_receive_bytes_total", "container_network_transmit_bytes_total",
+                 "container_fs_reads_bytes_total", "container_fs_writes_bytes_total"):
+        assert [regex for regex in by_name if re.fullmatch(regex, name)] == [], name
+    assert rendered("prod").by_type("aws:amp/scraper:Scraper") == []
 
 
 def test_the_kubelet_and_cadvisor_jobs_stay_the_charts_own() -> None:
