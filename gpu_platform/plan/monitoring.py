@@ -260,8 +260,8 @@ def plan_monitoring(spec: Platform) -> MonitoringPlan:
     sp = spec.cluster.systemPool
     in_cluster, managed = a.mode == MODE_IN_CLUSTER, a.mode == MODE_MANAGED
     shape = fleet(spec)
-    sizing = MonitoringSizing(stack=estimate(shape, a.retentionDays, in_cluster),
-                              target=estimate(shape, a.retentionDays, in_cluster, TARGET_FLEET_NODES))
+    sizing = MonitoringSizing(stack=estimate(shape, a.retentionDays, in_cluster, managed=managed),
+                              target=estimate(shape, a.retentionDays, in_cluster, TARGET_FLEET_NODES, managed=managed))
     m = MonitoringPlan(
         install=a.install and not managed,
         prometheus_release=a.prometheusRelease,

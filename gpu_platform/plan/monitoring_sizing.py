@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
+from .. import conventions as cv
+
 # The fleet the design targets (the seed-scale stack, bench/seed_stack.py: 1,000 GPU nodes, 8,000 GPUs, 100 teams;
 # docs/performance.md): `plan` prints the estimate at that many nodes too.
 TARGET_FLEET_NODES = 1000
@@ -64,7 +66,8 @@ WORKLOAD_SERIES_PER_GPU_POD = 5
 # feature discovery, NFD worker, MIG manager, validator), kube-proxy, the VPC CNI, the EBS CSI node, the node
 # monitoring agent, the Pod Identity agent, and node-exporter (in-cluster).
 DAEMON_PODS_PER_GPU_NODE = 12
-# In-cluster only (kube-prometheus-stack scrapes them by default; the managed collector's configuration does not):
+# In-cluster only (kube-prometheus-stack scrapes them by default; the managed collector's configuration scrapes no
+# node-exporter and no kubelet metrics, and of cAdvisor only the four counters below):
 # node-exporter's node_cpu_seconds_total has 8 modes per CPU (prometheus/node_exporter collector/cpu_linux.go: user,
 # nice, system, idle, iowait, irq, softirq, steal) and its other collectors about 400 series a node (assumption);
 # the kubelet about 500 (assumption: its own histograms) and cAdvisor about 60 per pod (assumption: one
@@ -73,6 +76,13 @@ NODE_EXPORTER_SERIES_PER_VCPU = 8
 NODE_EXPORTER_SERIES_PER_NODE = 400
 KUBELET_SERIES_PER_NODE = 500
 CADVISOR_SERIES_PER_POD = 60
+# Managed only: the managed collector's cAdvisor job (plan/scrape_jobs.managed_cadvisor_job) keeps the four byte
+# counters of cv.CADVISOR_POD_METRICS and nothing else. Assumption: a pod has one network interface (eth0, for the
+# two network counters) and one container reading and writing one block device (for the two filesystem counters),
+# so one series per counter per pod; and, like the other sources, only the GPU nodes and their pods are counted. Each
+# node is one target (SERIES_PER_TARGET). Mode external has no collector of the platform's and counts none.
+MANAGED_CADVISOR_SERIES_PER_POD = len(cv.CADVISOR_POD_METRICS)
+MANAGED_CADVISOR_SOURCE = "cAdvisor (pod bytes)"
 
 # Kueue v0.19.2 (pkg/metrics/metrics.go). Histogram series: its buckets, +Inf, _sum and _count. Per ClusterQueue
 # and priority class: quota_reserved, ready, admitted_until_ready and admission_checks wait times (14 buckets
@@ -194,11 +204,15 @@ class Fleet:
         return sum(p.nodes for p in self.pools)
 
 
-def node_series(fleet: Fleet, in_cluster: bool) -> dict[str, float]:
-    """The series that grow with the nodes, by source."""
+def node_series(fleet: Fleet, in_cluster: bool, managed: bool = False) -> dict[str, float]:
+    """The series that grow with the nodes, by source: what every mode's Prometheus holds of the platform's sources,
+    plus the chart's node-exporter and kubelet jobs in-cluster, or the managed collector's cAdvisor job when
+    `managed` (mode external passes neither: the platform configures no scraping of its own there)."""
     out = {"dcgm-exporter": 0.0, "kube-state-metrics": 0.0, "recording rules": 0.0}
     if in_cluster:
         out |= {"node-exporter": 0.0, "kubelet and cAdvisor": 0.0}
+    if managed:
+        out[MANAGED_CADVISOR_SOURCE] = 0.0
     for p in fleet.pools:
         devices, gpu_pods = p.nodes * p.devices_per_node, p.nodes * p.gpu_pods_per_node
         pods = gpu_pods + p.nodes * DAEMON_PODS_PER_GPU_NODE
@@ -212,6 +226,8 @@ def node_series(fleet: Fleet, in_cluster: bool) -> dict[str, float]:
                                                + SERIES_PER_TARGET)
             out["kubelet and cAdvisor"] += (p.nodes * (KUBELET_SERIES_PER_NODE + 2 * SERIES_PER_TARGET)
                                             + pods * CADVISOR_SERIES_PER_POD)
+        if managed:
+            out[MANAGED_CADVISOR_SOURCE] += p.nodes * SERIES_PER_TARGET + pods * MANAGED_CADVISOR_SERIES_PER_POD
     return out
 
 
@@ -229,10 +245,12 @@ def fixed_series(fleet: Fleet) -> dict[str, int]:
     return {"kueue": kueue, "recording rules": rules}
 
 
-def estimate(fleet: Fleet, retention_days: int, in_cluster: bool, nodes: int | None = None) -> MonitoringSize:
-    """The size at the fleet's own nodes, or with its pool mix scaled to `nodes` GPU nodes (the queues as they are)."""
+def estimate(fleet: Fleet, retention_days: int, in_cluster: bool, nodes: int | None = None,
+             managed: bool = False) -> MonitoringSize:
+    """The size at the fleet's own nodes, or with its pool mix scaled to `nodes` GPU nodes (the queues as they are).
+    `in_cluster` and `managed` name the mode's own scraping (node_series); mode external passes both False."""
     scale = 1.0 if nodes is None or not fleet.nodes else nodes / fleet.nodes
-    per_node = node_series(fleet, in_cluster)
+    per_node = node_series(fleet, in_cluster, managed)
     fixed = fixed_series(fleet)
     series = {k: round(v * scale) + fixed.get(k, 0) for k, v in per_node.items()}
     series |= {k: v for k, v in fixed.items() if k not in series}

@@ -48,11 +48,25 @@ def test_at_a_thousand_nodes_the_node_series_scale_and_kueue_stays() -> None:
 
 
 def test_managed_counts_only_what_the_collector_scrapes() -> None:
+    size = estimate(FLEET, retention_days=150, in_cluster=False, managed=True)
+    # no node-exporter and no kubelet; of cAdvisor the collector's four byte counters per pod
+    assert dict(size.series) == {
+        "dcgm-exporter": 602, "kube-state-metrics": 1740, "recording rules": 122,
+        "cAdvisor (pod bytes)": 170,     # 2 targets x 5 + 40 pods x 4 counters (one interface, one device)
+        "kueue": 526,
+    }
+    assert size.active_series == 3160           # 602 + 1740 + 122 + 170 + 526
+    assert size.samples_per_second == 106       # ceil(3160 / 30 = 105.33)
+    assert size.samples_per_month == 274752000  # 106 x 30 days x 86,400 s
+
+
+def test_external_counts_no_scraping_of_the_platforms_own() -> None:
+    """Mode external has no collector of the platform's: only the sources it asks the user's Prometheus to hold."""
     size = estimate(FLEET, retention_days=150, in_cluster=False)
-    # no node-exporter, kubelet or cAdvisor: 602 + 1740 + 122 + 526
-    assert size.active_series == 2990
+    assert dict(size.series) == {"dcgm-exporter": 602, "kube-state-metrics": 1740, "recording rules": 122,
+                                 "kueue": 526}
+    assert size.active_series == 2990           # 602 + 1740 + 122 + 526
     assert size.samples_per_second == 100       # ceil(2990 / 30 = 99.67)
-    assert size.samples_per_month == 259200000  # 100 x 30 days x 86,400 s
 
 
 def test_prod_dcgm_series_are_its_devices_times_the_field_list() -> None:

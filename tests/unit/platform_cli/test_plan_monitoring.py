@@ -64,6 +64,9 @@ def test_managed_mode_prints_the_workspace_and_no_prometheus_sizes(capsys, tmp_p
     out = plan(capsys, str(path))
     assert ("mode managed: Amazon Managed Service for Prometheus workspace (retention 150 days), managed collector, "
             "kube-state-metrics 8.4.0; alerts to oncall (sns: critical/warning)") in out
-    # without node-exporter, the kubelet and cAdvisor: 29,860 + 56,760 + 4,699 + 6,948 = 98,267 series
-    assert "stack at capacity.max  52         98,267" in out
+    # without node-exporter and the kubelet; of cAdvisor the collector's byte counters, 52 targets x 5 + 1,296 pods
+    # (672 GPU pods + 52 x 12 daemon pods) x 4 = 5,444: 29,860 + 56,760 + 4,699 + 5,444 + 6,948 = 103,711 series,
+    # / 30 s = 3,458 samples/s
+    assert "stack at capacity.max  52         103,711        3,458" in out
+    assert "cAdvisor (pod bytes) 5,444" in out
     assert "- addons.monitoring.mode managed: the attached cluster must use authentication mode API" in out
