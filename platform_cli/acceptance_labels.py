@@ -9,7 +9,10 @@ ended count, the gang step 5 deleted too), and per metric name (a function of a 
   (components/alerts HELD_DEVICE and GPU_ACTIVE);
 - network: cAdvisor's bytes received and sent by the job's pods (the kubelet's /metrics/cadvisor: google/cadvisor
   v0.52.1 metrics/prometheus.go, container_network_receive_bytes_total and container_network_transmit_bytes_total,
-  one series per interface), scraped by kube-prometheus-stack's kubelet job (gpu_platform/plan/scrape_jobs.py);
+  one series per interface), scraped in mode in-cluster by kube-prometheus-stack's kubelet job (written out in
+  gpu_platform/plan/scrape_jobs.py kubelet_jobs), in mode managed by the managed collector's kubelet job
+  (scrape_jobs.managed_cadvisor_job, which keeps these and the storage family's counters only), in mode external by
+  the user's own Prometheus;
 - storage: cAdvisor's block I/O of the job's pods (container_fs_reads_bytes_total and
   container_fs_writes_bytes_total, one series per device the pod read or wrote; the same file). cAdvisor reports no
   filesystem usage for containerd's containers (container/containerd/handler.go GetSpec: hasFilesystem false), so a
@@ -46,9 +49,10 @@ PROMETHEUS_URL_ENV = "GPU_PLATFORM_PROMETHEUS_URL"
 TEAM_LABEL, POOL_LABEL = "team", "pool"
 # Kueue's labels of its ClusterQueue series (kueue v0.19.2 pkg/metrics/metrics.go), which the rules join on too.
 CLUSTER_QUEUE_LABEL, FLAVOR_LABEL, RESOURCE_LABEL = "cluster_queue", "flavor", "resource"
-# cAdvisor's families (google/cadvisor v0.52.1 metrics/prometheus.go).
-NETWORK_METRICS: tuple[str, ...] = ("container_network_receive_bytes_total", "container_network_transmit_bytes_total")
-STORAGE_METRICS: tuple[str, ...] = ("container_fs_reads_bytes_total", "container_fs_writes_bytes_total")
+# cAdvisor's families (google/cadvisor v0.52.1 metrics/prometheus.go), spelled in conventions.monitoring, whose
+# CADVISOR_POD_METRICS the managed collector's cAdvisor job keeps.
+NETWORK_METRICS: tuple[str, ...] = (cv.CADVISOR_NETWORK_RECEIVE_BYTES, cv.CADVISOR_NETWORK_TRANSMIT_BYTES)
+STORAGE_METRICS: tuple[str, ...] = (cv.CADVISOR_FS_READS_BYTES, cv.CADVISOR_FS_WRITES_BYTES)
 # Kueue's usage of a ClusterQueue per flavor and resource (kueue v0.19.2 pkg/metrics/metrics.go).
 QUEUE_METRIC = cv.KUEUE_RESOURCE_USAGE
 # Beyond the job's own life: a scrape and a rule evaluation apart (the local cluster's 15 s, kube-prometheus-stack's
