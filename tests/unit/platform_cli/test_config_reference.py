@@ -6,6 +6,8 @@ description or example; each example must be a value its field accepts.
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,9 +19,16 @@ from platform_cli.config_reference import generated, platform_schema, sections, 
 FIELDS = [(model, name, info) for model in spec_models().values() for name, info in model.model_fields.items()]
 
 
-@pytest.mark.parametrize("path", sorted(generated(parser()), key=str), ids=lambda p: p.name)
+@functools.cache
+def generated_files() -> dict[Path, str]:
+    """What `python -m platform_cli config-reference` would write, made once a session: each case compares one
+    file, and making them all (the schema, the reference page, the CLI page) for each was the module's time."""
+    return generated(parser())
+
+
+@pytest.mark.parametrize("path", sorted(generated_files(), key=str), ids=lambda p: p.name)
 def test_the_committed_file_is_what_the_models_generate(path: Any) -> None:
-    assert path.read_text() == generated(parser())[path], (
+    assert path.read_text() == generated_files()[path], (
         f"{path.name} is out of date with gpu_platform/spec: run python -m platform_cli config-reference")
 
 
