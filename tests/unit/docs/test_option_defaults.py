@@ -9,6 +9,7 @@ other fields) are listed in SEMANTIC with what they mean, so a new one is a deci
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 import typing
@@ -105,10 +106,13 @@ def agrees(shown: Any, default: Any) -> bool:
     return shown == default or str(shown) == str(default)
 
 
-def checked() -> list[tuple[str, str, str]]:
-    """(page, field, cell) of every row this test compares."""
-    return [(p.name, path, cell) for p in PAGES for path, cell in rows(p)
-            if field_at(path) is not None and (p.name, path) not in SEMANTIC and literal(cell) is not NotImplemented]
+@functools.cache
+def checked() -> tuple[tuple[str, str, str], ...]:
+    """(page, field, cell) of every row this test compares. Read once a session: each page's test and the count
+    read the same rows, and reading every page for each of them was most of the module's time."""
+    return tuple((p.name, path, cell) for p in PAGES for path, cell in rows(p)
+                 if field_at(path) is not None and (p.name, path) not in SEMANTIC
+                 and literal(cell) is not NotImplemented)
 
 
 def test_enough_rows_are_compared_to_mean_something() -> None:
