@@ -131,24 +131,24 @@ def _field_value(node: GpuNode, e: Entity, f: DcgmField) -> float:
     memory = node.memory_mib / (node.pool.units_per_gpu if node.pool.sharing_mode == "mig" else 1)
     used = (0.1 + 0.8 * a) * memory if e.holders else 0.0
     values: dict[str, float] = {
-        "DCGM_FI_DEV_GPU_UTIL": round(100 * a),
-        "DCGM_FI_DEV_MEM_COPY_UTIL": round(40 * a),
+        cv.DCGM_GPU_UTIL: round(100 * a),
+        cv.DCGM_MEM_COPY_UTIL: round(40 * a),
         cv.BUSY_FIELD: a,
-        "DCGM_FI_PROF_SM_ACTIVE": 0.95 * a,
-        "DCGM_FI_PROF_SM_OCCUPANCY": 0.5 * a,
-        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": 0.6 * a,
-        "DCGM_FI_PROF_DRAM_ACTIVE": 0.4 * a,
+        cv.DCGM_SM_ACTIVE: 0.95 * a,
+        cv.DCGM_SM_OCCUPANCY: 0.5 * a,
+        cv.DCGM_PIPE_TENSOR_ACTIVE: 0.6 * a,
+        cv.DCGM_DRAM_ACTIVE: 0.4 * a,
         cv.HELD_FIELD: round(used),
-        "DCGM_FI_DEV_FB_FREE": round(memory - used),
-        "DCGM_FI_DEV_SM_CLOCK": round(1095 + 885 * a),
-        "DCGM_FI_DEV_MEM_CLOCK": 2619,
-        "DCGM_FI_DEV_POWER_USAGE": round(node.power(e), 3),
-        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": round(e.energy_mj),
-        "DCGM_FI_DEV_GPU_TEMP": round(32 + 40 * a),
-        "DCGM_FI_DEV_MEMORY_TEMP": round(34 + 44 * a),
-        "DCGM_FI_PROF_NVLINK_TX_BYTES": 0.0,
-        "DCGM_FI_PROF_PCIE_TX_BYTES": round(2e8 * a),
-        "DCGM_FI_PROF_PCIE_RX_BYTES": round(8e8 * a),
+        cv.DCGM_FB_FREE: round(memory - used),
+        cv.DCGM_SM_CLOCK: round(1095 + 885 * a),
+        cv.DCGM_MEM_CLOCK: 2619,
+        cv.DCGM_POWER_USAGE: round(node.power(e), 3),
+        cv.DCGM_TOTAL_ENERGY: round(e.energy_mj),
+        cv.DCGM_GPU_TEMP: round(32 + 40 * a),
+        cv.DCGM_MEMORY_TEMP: round(34 + 44 * a),
+        cv.DCGM_NVLINK_TX_BYTES: 0.0,
+        cv.DCGM_PCIE_TX_BYTES: round(2e8 * a),
+        cv.DCGM_PCIE_RX_BYTES: round(8e8 * a),
     }
     return values.get(f.name, 0.0)
 
@@ -166,17 +166,17 @@ def _num(v: float) -> str:
 
 
 # Families dcgm-exporter only emits when there is something to say: the XID counts per XID seen in its window.
-EVENT_FIELDS = frozenset({"DCGM_EXP_XID_ERRORS_COUNT"})
+EVENT_FIELDS = frozenset({cv.DCGM_XID_ERRORS_COUNT})
 # Fields DCGM has no value for on a MIG instance, so dcgm-exporter gives no series for them there (a blank value is
 # skipped: internal/pkg/collector/gpu_collector.go toString; "not supported for MIG configurations",
 # NVIDIA/dcgm-exporter issue #430).
-MIG_BLANK_FIELDS = frozenset({"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL"})
+MIG_BLANK_FIELDS = frozenset({cv.DCGM_GPU_UTIL, cv.DCGM_MEM_COPY_UTIL})
 # Under virtual GPUs dcgm-exporter 4.8.3 gives these two per process as well (PR #594; internal/pkg/transformation/
 # process_metrics.go isPerProcessMetric). A pod's value is what NVML reports for its processes, found through
 # /proc/<pid>/cgroup; the GPU Operator runs the exporter without the host's PID namespace (chart values
 # dcgmExporter.hostPID: false, which the stack keeps), so no process is found and every pod reads 0
 # (kubernetes.go buildIdlePodValues).
-PER_PROCESS_FIELDS = frozenset({"DCGM_FI_DEV_GPU_UTIL", cv.HELD_FIELD})
+PER_PROCESS_FIELDS = frozenset({cv.DCGM_GPU_UTIL, cv.HELD_FIELD})
 PER_PROCESS_VALUE = 0.0
 
 
@@ -280,7 +280,7 @@ class Telemetry:
                     if e.instance is not None:
                         base += [("GPU_I_PROFILE", node.pool.mig_profile or ""), ("GPU_I_ID", str(e.instance))]
                     base.append(("hostname", node.name))
-                    base += [(lf.name, DRIVER_VERSION if lf.name == "DCGM_FI_DRIVER_VERSION" else "") for lf in label_fields]
+                    base += [(lf.name, DRIVER_VERSION if lf.name == cv.DCGM_DRIVER_VERSION else "") for lf in label_fields]
                     value = _num(_field_value(node, e, f))
                     for attrs, own in self._copies(node, e, f.name):
                         out.append(f"{f.name}{{{_labels(base + attrs)}}} {value if own else _num(PER_PROCESS_VALUE)}")
@@ -344,9 +344,9 @@ class Telemetry:
                                                  if k in POD_LABELS), 1)
             phase = p.get("status", {}).get("phase", "Pending")
             for ph in PHASES:
-                add("kube_pod_status_phase", ids + [("phase", ph)], 1 if ph == phase else 0)
+                add(cv.KSM_POD_STATUS_PHASE, ids + [("phase", ph)], 1 if ph == phase else 0)
             if meta.get("deletionTimestamp"):
-                add("kube_pod_deletion_timestamp", ids, _unix(meta["deletionTimestamp"]))
+                add(cv.KSM_POD_DELETION_TIMESTAMP, ids, _unix(meta["deletionTimestamp"]))
         for j in jobs:
             meta = j["metadata"]
             for cond in j.get("status", {}).get("conditions") or []:
@@ -371,8 +371,8 @@ class Telemetry:
             cv.KSM_NODE_LABELS: "Kubernetes labels converted to Prometheus labels.",
             cv.KSM_NODE_ALLOCATABLE: "The allocatable for different resources of a node that are available for scheduling.",
             cv.KSM_POD_LABELS: "Kubernetes labels converted to Prometheus labels.",
-            "kube_pod_status_phase": "The pods current phase.",
-            "kube_pod_deletion_timestamp": "Unix deletion timestamp",
+            cv.KSM_POD_STATUS_PHASE: "The pods current phase.",
+            cv.KSM_POD_DELETION_TIMESTAMP: "Unix deletion timestamp",
             "kube_job_complete": "The job has completed its execution.",
             "kube_job_failed": "The job has failed its execution.",
             uw.WORKLOAD_CONDITION_METRIC: "The Workload's status conditions (1: True).",
