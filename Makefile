@@ -19,7 +19,7 @@ ENGINE := $(if $(filter local,$(STACK)),local-tools,$(if $(filter 1,$(GPU_PLATFO
 # `down` starts no cluster: the engine alone.
 ENGINE_ONLY := $(if $(filter local,$(STACK)),local-engine,$(if $(filter 1,$(GPU_PLATFORM_OFFLINE)),toolchain,))
 
-.PHONY: help venv toolchain local-tools local-engine validate plan render check config-reference test test-unit test-integration test-live test-faults preview up down refresh cluster-start cluster-stop bench clean
+.PHONY: help venv toolchain local-tools local-engine validate plan render check config-reference acceptance test test-unit test-integration test-live test-faults preview up down refresh cluster-start cluster-stop bench clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -67,6 +67,9 @@ test-live: venv toolchain  ## queues, preemption and tenants on the live local c
 
 test-faults: venv toolchain  ## killed, failed and concurrent ups, controller restarts, drift, secrets (live local cluster)
 	$(PY) -m pytest -q tests/faults
+
+acceptance: venv  ## the acceptance test's seven steps on a local cluster with a real node, as root (docs/acceptance.md)
+	$(PY) -m localcluster.acceptance_cluster
 
 test: venv toolchain  ## every layer: the fast ones, then the cluster layers in four lanes (scripts/run-tests)
 	$(PY) scripts/run-tests

@@ -7,7 +7,8 @@ kubelet (cAdvisor) with kube-prometheus-stack's kubelet jobs and the GPU telemet
 step 6 reads.
 
 World: real node (real processes, volumes, network: the CNI bridge) + KWOK for the rest; its own cluster
-(tests/live/acceptance_stack.yaml), started and stopped here. Each broken part is broken for real: another team's
+(examples/acceptance-stack.yaml), set up and stopped as `make acceptance` does
+(localcluster/acceptance_cluster.py). Each broken part is broken for real: another team's
 S3 keys (a real AccessDenied), read-only keys (a checkpoint PUT refused), the bridge's ports isolated (pods cannot
 reach each other). Needs root; under CI a missing tool or root fails the test, elsewhere it skips.
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -28,14 +28,11 @@ import pytest
 
 from gpu_platform import conventions as cv
 from localcluster import objectstore, realnode
-from localcluster.toolcache import BIN
-from tests.conftest import ROOT
-from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, Cluster, new_engine, require, run, running_cluster
+from localcluster.acceptance_cluster import POOL, TEAM, acceptance_cluster
+from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, Cluster, require, run
 
-STACK = "acceptance"
-STACK_FILE = Path(__file__).with_name("acceptance_stack.yaml")
-POOL, TEAM, OTHER_TEAM = "small", "zeta", "eta"
-# zeta's costCenter in acceptance_stack.yaml: step 6 finds it on every series of the job.
+OTHER_TEAM = "eta"
+# zeta's costCenter in examples/acceptance-stack.yaml: step 6 finds it on every series of the job.
 TEAM_COST_CENTER = "cc-106"
 # Below the ephemeral port range, like every test cluster's (tests/live/test_real_node.py says why).
 APISERVER_PORT = os.environ.get("GPU_PLATFORM_ACCEPTANCE_APISERVER_PORT", "31643")
@@ -74,37 +71,18 @@ class AcceptanceCluster:
 
 @pytest.fixture(scope="module")
 def acceptance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AcceptanceCluster]:
+    """The cluster `make acceptance` sets up (localcluster/acceptance_cluster.py), so CI runs the user's path."""
     require(CLUSTER_TOOLS + ENGINE_TOOLS + TOOLS)
     if os.geteuid() != 0:
         message = "the real node needs root (mounts, cgroups, network links)"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    archive = Path(subprocess.run([str(ROOT / "scripts" / "tools" / "trainer-image.sh"), "--print-path"],
-                                  capture_output=True, text=True, check=True).stdout.strip())
-    image = subprocess.run([str(ROOT / "scripts" / "tools" / "trainer-image.sh"), "--name"], capture_output=True,
-                           text=True, check=True).stdout.strip()
     tmp = tmp_path_factory.mktemp("acceptance")
-    stack_file = tmp / f"Pulumi.{STACK}.yaml"
-    shutil.copy(STACK_FILE, stack_file)
-    # Prometheus and the GPU telemetry for step 6, scraping and evaluating every 5 s so the window's series are many
-    extra = {"LOCAL_CLUSTER_STACK": str(stack_file), "LOCAL_CLUSTER_REAL_NODE": POOL, "LOCAL_CLUSTER_WORKLOADS": "jobset",
-             "LOCAL_CLUSTER_PROMETHEUS": "1", "LOCAL_CLUSTER_SCRAPE_INTERVAL": "5s"}
-    with running_cluster(tmp / "cluster", APISERVER_PORT, ETCD_PORT, "acceptance", extra) as cluster:
-        started = time.monotonic()
-        layout = realnode.Layout(cluster.state)
-        run([str(BIN / "ctr"), "--address", str(layout.socket), "-n", "k8s.io", "images", "import", str(archive)],
-            cluster.env, timeout=600)
-        TIMINGS["acceptance: trainer image import (s)"] = round(time.monotonic() - started, 1)
-        engine = new_engine(tmp / "backend")
-        engine.ensure_stack(STACK, stack_file)
-        engine.timed("pulumi up (acceptance stack)", "up", "--yes", "--stack", STACK, "--config-file", str(stack_file),
-                     extra_env={"KUBECONFIG": str(cluster.kubeconfig)})
-        store = objectstore.start(str(stack_file), cluster.state, STORE_PORT)
-        try:
-            yield AcceptanceCluster(cluster, stack_file, image, store)
-        finally:
-            objectstore.stop(cluster.state)
+    with acceptance_cluster(tmp, apiserver_port=APISERVER_PORT, etcd_port=ETCD_PORT, store_port=STORE_PORT) as setup:
+        for part, seconds in setup.seconds.items():
+            TIMINGS[f"acceptance: {part} (s)"] = seconds
+        yield AcceptanceCluster(Cluster(setup.cluster), setup.stack_file, setup.image, setup.store)
 
 
 def _steps(report: dict[str, Any]) -> dict[str, dict[str, Any]]:

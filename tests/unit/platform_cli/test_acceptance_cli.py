@@ -260,7 +260,7 @@ def test_on_the_local_cluster_the_pods_reach_the_object_store_with_the_teams_key
     store = objectstore.Store("http://10.244.0.1:18333", {"zeta": "local-data-zeta"},
                               {"zeta": objectstore.Keys("AK", "SK")}, {"zeta": objectstore.Keys("RO", "RS")},
                               objectstore.Keys("ADM", "ADS"))
-    stack = str(ac.REPOSITORY / "tests" / "live" / "acceptance_stack.yaml")
+    stack = str(ac.REPOSITORY / "examples" / "acceptance-stack.yaml")
     args = parser().parse_args(["acceptance", "--stack", stack, "--team", "zeta", "--pool", "small",
                                 "--image", "localhost/gpu-platform/acceptance-trainer:torch-1.13.1", "--window", "60s"])
     request = ac.validate(load_plan(None, stack)[1], args, store)

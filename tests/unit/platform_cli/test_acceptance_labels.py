@@ -24,7 +24,7 @@ from platform_cli.acceptance_run import Observed, PodSeen
 from platform_cli.cli import parser
 from platform_cli.prometheus_api import PrometheusError
 
-STACK = str(ac.REPOSITORY / "tests" / "live" / "acceptance_stack.yaml")
+STACK = str(ac.REPOSITORY / "examples" / "acceptance-stack.yaml")
 NODE = "small-real"
 
 
@@ -156,7 +156,7 @@ def test_the_jobs_values_under_every_label_name_that_carries_them() -> None:
 
 
 def test_the_rules_give_the_teams_namespace_and_clusterqueue_its_cost_center() -> None:
-    """The acceptance stack's zeta (costCenter cc-106 in tests/live/acceptance_stack.yaml), as step 6 joins it."""
+    """The acceptance stack's zeta (costCenter cc-106 in examples/acceptance-stack.yaml), as step 6 joins it."""
     assert recorded(alerts.NAMESPACE_TEAM, namespace="zeta") == {"namespace": "zeta", "team": "zeta",
                                                                   "cost_center": "cc-106"}
     assert recorded(alerts.CLUSTER_QUEUE_TEAM, cluster_queue="zeta") == {"cluster_queue": "zeta", "team": "zeta",

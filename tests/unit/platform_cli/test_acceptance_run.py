@@ -142,7 +142,7 @@ def test_a_pod_that_cannot_start_ends_the_run_naming_why() -> None:
 def test_the_command_runs_steps_2_to_5_and_prices_the_run_against_the_baseline(monkeypatch) -> None:
     """The whole command over the scripted JobSet: the data path's Secret made, steps 2 to 5 from the logs, step 6
     from a Prometheus whose series of the job are all attributed (the team's cost center on the plan's info series,
-    which the platform's rules do not give yet: tests/unit/platform_cli/test_acceptance_labels.py), step 7 from the
+    as the platform's rules record them: tests/unit/platform_cli/test_acceptance_labels.py), step 7 from the
     pods' run times: the first gang ran 2 s (1/8 GPU each), the second 60 s, at a g6.xlarge's 0.805 USD
     per GPU-hour: total (2 x 2 + 2 x 60) x 0.125 / 3600 x 0.805 = 0.003466 USD for 2 x 60 x 0.125 / 3600 =
     0.0041667 useful GPU-hours, 0.8318 USD per useful GPU-hour: below gpu-hour=2.50."""
@@ -150,12 +150,12 @@ def test_the_command_runs_steps_2_to_5_and_prices_the_run_against_the_baseline(m
     from localcluster import objectstore
     from platform_cli import acceptance as ac
     from platform_cli.cli import parser
-    from tests.unit.platform_cli.test_acceptance_labels import FakePrometheus, todays_exports
+    from tests.unit.platform_cli.test_acceptance_labels import FakePrometheus, exports
 
     store = objectstore.Store("http://10.244.0.1:18333", {"zeta": "local-data-zeta"},
                               {"zeta": objectstore.Keys("AK", "SK")}, {"zeta": objectstore.Keys("RO", "RS")},
                               objectstore.Keys("ADM", "ADS"))
-    stack = str(ac.REPOSITORY / "tests" / "live" / "acceptance_stack.yaml")
+    stack = str(ac.REPOSITORY / "examples" / "acceptance-stack.yaml")
     args = parser().parse_args(["acceptance", "--stack", stack, "--team", "zeta", "--pool", "small", "--image",
                                 "localhost/gpu-platform/acceptance-trainer:torch-1.13.1", "--window", "60s",
                                 "--baseline", "gpu-hour=2.50"])
@@ -179,7 +179,7 @@ def test_the_command_runs_steps_2_to_5_and_prices_the_run_against_the_baseline(m
     monkeypatch.setattr("platform_cli.acceptance.remove_run_objects", lambda data, name, progress: None)
     clock = Clock()
     state = ac.RunState(request, jobset, lambda line: None, clock=clock, sleep=clock.sleep)
-    prometheus = FakePrometheus(lambda look: todays_exports(tuple(jobset.gang), cost_center=True))
+    prometheus = FakePrometheus(lambda look: exports(tuple(jobset.gang)))
     verdict = ac.run_steps(state, ac.runners(request, prometheus))
     ac.clean_up(state)
     statuses = {r.spec.key: r.status for r in verdict.results}
