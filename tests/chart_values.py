@@ -15,11 +15,13 @@ from typing import Any, Callable, Iterator
 
 import yaml
 
+from tests.conftest import load_yaml
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "charts"
 
 
 def chart_defaults(name: str) -> dict[str, Any]:
-    return yaml.safe_load((FIXTURES / name).read_text())
+    return load_yaml((FIXTURES / name).read_text())
 
 
 def unknown_keys(values: dict[str, Any], defaults: Any, path: str = "", free: tuple[str, ...] = ()) -> list[str]:

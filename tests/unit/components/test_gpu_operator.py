@@ -10,13 +10,12 @@ import re
 from typing import Any
 
 import pytest
-import yaml
 
 from gpu_platform import catalog, conventions as cv
 from gpu_platform.plan import build_plan
 from gpu_platform.spec import SpecError, load_platform
 from tests.chart_values import unknown_keys
-from tests.conftest import plan_of, platform_raw, reference_yaml, rendered, spec_of
+from tests.conftest import load_yaml, plan_of, platform_raw, reference_yaml, rendered, spec_of
 from tests.reference_data import crd_file, values_file
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -28,7 +27,7 @@ STACKS_WITH_OPERATOR = ("staging", "prod")
 
 
 VALUES_FILE = values_file("gpu-operator-v26.7.0-chart-values.yaml")
-CHART_DEFAULTS: dict[str, Any] = yaml.safe_load(VALUES_FILE.read_text())
+CHART_DEFAULTS: dict[str, Any] = load_yaml(VALUES_FILE.read_text())
 
 # Keys the chart documents only as commented-out examples in its values file (so they are absent from
 # the parsed defaults) but its templates pass on to the ClusterPolicy. Each is checked below against the
@@ -214,11 +213,11 @@ def test_dcgm_service_monitor_is_picked_up_and_keeps_pod_labels() -> None:
 
 
 def device_plugin_configs(stack: str) -> dict[str, dict[str, Any]]:
-    return {k: yaml.safe_load(v) for k, v in config_map(stack, cv.DEVICE_PLUGIN_CONFIGMAP)["data"].items()}
+    return {k: load_yaml(v) for k, v in config_map(stack, cv.DEVICE_PLUGIN_CONFIGMAP)["data"].items()}
 
 
 def mig_configs(stack: str) -> dict[str, Any]:
-    return yaml.safe_load(config_map(stack, cv.MIG_PARTED_CONFIGMAP)["data"]["config.yaml"])
+    return load_yaml(config_map(stack, cv.MIG_PARTED_CONFIGMAP)["data"]["config.yaml"])
 
 
 @pytest.mark.parametrize("stack", ("local", "staging", "prod"))

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
 
 from components import alerts, dashboards
-from tests.conftest import ROOT, plan_of
+from tests.conftest import ROOT, load_yaml, plan_of
 
 PROMTOOL_CASES = ROOT / "tests" / "promtool" / "busy_inputs.test.yaml"
 
 
 def _promtool_exprs(path: Path) -> set[str]:
-    doc = yaml.safe_load(path.read_text())
+    doc = load_yaml(path.read_text())
     return {case["expr"] for group in doc["tests"] for case in group.get("promql_expr_test", [])}
 
 

@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from components import alerts
 from components.monitoring import DCGM_FIELDS
@@ -236,7 +235,7 @@ def test_the_collector_scrapes_the_cluster_into_the_workspace() -> None:
     assert s["destination"]["amp"]["workspaceArn"] == "arn:aws:aps:us-east-1:000000000000:workspace/monitoring-workspace-id"
     # the service-linked role, no cross-account role configuration: the service makes its EKS access entry
     assert "roleConfiguration" not in s
-    config = yaml.safe_load(s["scrapeConfiguration"])
+    config = load_yaml(s["scrapeConfiguration"])
     assert set(config) == {"global", "scrape_configs"} and config["global"] == {"scrape_interval": "30s"}
     jobs = {j["job_name"]: j for j in config["scrape_configs"]}
     assert list(jobs) == ["nvidia-dcgm-exporter", "kube-state-metrics", "kueue-controller-manager-metrics-service",
@@ -256,7 +255,7 @@ def test_the_collector_scrapes_the_pods_network_and_block_io_from_cadvisor() -> 
     `cadvisor`: node discovery, the API server's address, the node proxy's path, the collector's token), keeping
     the four byte counters the platform reads, the series of pods (but a host-network pod's on CNI interfaces, as
     kube-prometheus-stack's kubelet job drops them), and the labels that tell them apart."""
-    config = yaml.safe_load(managed("aws:amp/scraper:Scraper", "monitoring-collector").inputs["scrapeConfiguration"])
+    config = load_yaml(managed("aws:amp/scraper:Scraper", "monitoring-collector").inputs["scrapeConfiguration"])
     (cadvisor,) = [j for j in config["scrape_configs"] if j["job_name"] == "kubelet"]
     assert cadvisor == {
         "job_name": "kubelet",
@@ -284,7 +283,7 @@ def test_the_collector_scrapes_the_pods_network_and_block_io_from_cadvisor() -> 
 
 
 def test_the_collectors_jobs_keep_what_the_reports_joins_need() -> None:
-    config = yaml.safe_load(managed("aws:amp/scraper:Scraper", "monitoring-collector").inputs["scrapeConfiguration"])
+    config = load_yaml(managed("aws:amp/scraper:Scraper", "monitoring-collector").inputs["scrapeConfiguration"])
     jobs = {j["job_name"]: j for j in config["scrape_configs"]}
     dcgm, ksm, kueue = (jobs["nvidia-dcgm-exporter"], jobs["kube-state-metrics"],
                         jobs["kueue-controller-manager-metrics-service"])
@@ -312,16 +311,16 @@ def test_the_collectors_jobs_keep_what_the_reports_joins_need() -> None:
 def test_the_workspace_evaluates_the_platforms_rule_groups() -> None:
     ns = managed("aws:amp/ruleGroupNamespace:RuleGroupNamespace", "monitoring-rules").inputs
     assert ns["name"] == "gpu-platform-gpu"
-    groups = yaml.safe_load(ns["data"])["groups"]
+    groups = load_yaml(ns["data"])["groups"]
     in_cluster = [o for o in rendered("prod").kubernetes_objects() if o["kind"] == "PrometheusRule"][0]["spec"]["groups"]
     assert groups == in_cluster
     assert "gpu-platform.useful-work" in [g["name"] for g in groups]
 
 
 def test_the_workspace_alerts_go_to_the_sns_receiver() -> None:
-    doc = yaml.safe_load(managed("aws:amp/alertManagerDefinition:AlertManagerDefinition",
+    doc = load_yaml(managed("aws:amp/alertManagerDefinition:AlertManagerDefinition",
                                  "monitoring-alert-manager").inputs["definition"])
-    config = yaml.safe_load(doc["alertmanager_config"])
+    config = load_yaml(doc["alertmanager_config"])
     assert config["receivers"] == [{"name": "null"}, {"name": "oncall", "sns_configs": [
         {"topic_arn": "arn:aws:sns:us-east-1:123456789012:gpu-alerts", "sigv4": {"region": "us-east-1"},
          "send_resolved": True}]}]
@@ -381,7 +380,7 @@ def everything(r: Rendered) -> dict[str, Any]:
     """Every resource's inputs by type and name, the managed collector's scrape configuration (YAML text) parsed."""
     out: dict[str, Any] = {f"{x.type} {x.name}": x.inputs for x in r.custom}
     for x in r.by_type("aws:amp/scraper:Scraper"):
-        out[f"{x.type} {x.name}"] = {**x.inputs, "scrapeConfiguration": yaml.safe_load(x.inputs["scrapeConfiguration"])}
+        out[f"{x.type} {x.name}"] = {**x.inputs, "scrapeConfiguration": load_yaml(x.inputs["scrapeConfiguration"])}
     return out
 
 

@@ -14,11 +14,10 @@ from fractions import Fraction
 from typing import Any, Iterable, Mapping
 
 import pytest
-import yaml
 
 from harness.render import SECRET_PLACEHOLDER, Recorded, Rendered
 from gpu_platform import conventions as cv
-from tests.conftest import background_render, plan_of, render_config, rendered, spec_of, stack_doc
+from tests.conftest import background_render, load_yaml, plan_of, render_config, rendered, spec_of, stack_doc
 from tests.reference_data import values_file
 from tests.unit.components.kueue_schema import validate_kueue
 
@@ -102,7 +101,7 @@ CONFIG_OVERRIDES = {("integrations", "frameworks")}
 
 @functools.cache
 def chart_defaults() -> dict[str, Any]:
-    return yaml.safe_load(values_file("kueue-v0.19.2-chart-values.yaml").read_text())
+    return load_yaml(values_file("kueue-v0.19.2-chart-values.yaml").read_text())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -128,7 +127,7 @@ def release(r: Rendered) -> Recorded:
 
 
 def controller_config(r: Rendered) -> dict[str, Any]:
-    return yaml.safe_load(release(r).inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    return load_yaml(release(r).inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
 
 
 _SUFFIX = {
@@ -273,14 +272,14 @@ def test_controller_config_has_only_known_fields() -> None:
     assert config["apiVersion"] == "config.kueue.x-k8s.io/v1beta2" and config["kind"] == "Configuration"
     assert unknown_config_keys(config, CONFIG_FIELDS) == []
     # The field table accepts the chart's own default config (it is not stricter than Kueue).
-    chart_config = yaml.safe_load(chart_defaults()["managerConfig"]["controllerManagerConfigYaml"])
+    chart_config = load_yaml(chart_defaults()["managerConfig"]["controllerManagerConfigYaml"])
     assert unknown_config_keys(chart_config, CONFIG_FIELDS) == []
 
 
 def test_controller_config_keeps_every_chart_default_setting() -> None:
     """Replacing the config string replaces all of it: the ports and lease the chart's manifests use stay."""
     ours = dict(key_paths(controller_config(rendered("prod"))))
-    chart_config = yaml.safe_load(chart_defaults()["managerConfig"]["controllerManagerConfigYaml"])
+    chart_config = load_yaml(chart_defaults()["managerConfig"]["controllerManagerConfigYaml"])
     for path, value in key_paths(chart_config):
         if path in CONFIG_OVERRIDES:
             continue

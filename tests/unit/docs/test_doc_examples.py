@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import ROOT, spec_of
+from tests.conftest import ROOT, load_yaml, spec_of
 
 DOCS = ROOT / "docs"
 
@@ -57,7 +57,7 @@ def test_the_queues_page_prod_example_is_prods() -> None:
 
 def test_the_configuration_page_example_is_prods() -> None:
     doc = yaml_after("configuration.md", "is checked against pool zones.")["config"]
-    raw = yaml.safe_load((ROOT / "Pulumi.prod.yaml").read_text())["config"]
+    raw = load_yaml((ROOT / "Pulumi.prod.yaml").read_text())["config"]
     assert doc["aws:region"] == raw["aws:region"]
     assert differences(doc["gpu-platform:platform"], prod()) == []
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import functools
 import re
 
-import yaml
 
 from simulator.options import MAX_WALL_S, TARGET_WALL_S
-from tests.conftest import ROOT
+from tests.conftest import ROOT, load_yaml
 
 PAGE = ROOT / "docs" / "tasks" / "pr-preview-in-ci.md"
 WORKFLOW = ROOT / ".github" / "workflows" / "preview.yml"
@@ -28,7 +27,7 @@ def text() -> str:
 
 @functools.cache
 def jobs() -> dict:
-    return yaml.safe_load(WORKFLOW.read_text())["jobs"]
+    return load_yaml(WORKFLOW.read_text())["jobs"]
 
 
 def step(job: str, uses: str) -> dict:
@@ -64,7 +63,7 @@ def test_the_what_if_costs_the_page_names_are_the_workflows_and_the_replays() ->
     caches = {s["id"]: s["with"] for s in whatif["steps"] if str(s.get("uses", "")).startswith("actions/cache@")}
     assert "hashFiles('scripts/tools/*.sh', 'toolchain/**/go.sum')" in caches["tools"]["key"]
     assert "`scripts/tools/*.sh` and `toolchain/**/go.sum`" in text()
-    action = yaml.safe_load((ROOT / ".github" / "actions" / "etcd" / "action.yml").read_text())
+    action = load_yaml((ROOT / ".github" / "actions" / "etcd" / "action.yml").read_text())
     etcd = action["inputs"]["version"]["default"]
     assert f"etcd {etcd}, the official release (`etcd-v{etcd}-linux-amd64.tar.gz`, checked against its `SHA256SUMS`" in text()
     assert "apt-get" not in str(whatif["steps"]) and "no `apt-get`, no root" in text()

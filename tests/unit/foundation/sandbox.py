@@ -7,16 +7,15 @@ import copy
 import functools
 from typing import Any
 
-import yaml
 
-from tests.conftest import ROOT, background_render
+from tests.conftest import ROOT, background_render, load_yaml
 
 SANDBOX_FILE = ROOT / "examples" / "fresh-account" / "Pulumi.sandbox.yaml"
 
 
 @functools.cache
 def _doc() -> dict[str, Any]:
-    return yaml.safe_load(SANDBOX_FILE.read_text())
+    return load_yaml(SANDBOX_FILE.read_text())
 
 
 def sandbox_config() -> dict[str, Any]:

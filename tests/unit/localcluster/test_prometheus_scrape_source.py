@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
 
 from localcluster import prometheus
-from tests.conftest import plan_of
+from tests.conftest import load_yaml, plan_of
 
 
 def test_the_local_rule_file_is_the_stacks_rule_groups(tmp_path: Path) -> None:
@@ -18,4 +17,4 @@ def test_the_local_rule_file_is_the_stacks_rule_groups(tmp_path: Path) -> None:
 
     prometheus.write(plan_of("local"), tmp_path, kueue_metrics="127.0.0.1:1", telemetry="127.0.0.1:2",
                      prometheus="127.0.0.1:3", karpenter_metrics=None, client=None)
-    assert yaml.safe_load((tmp_path / prometheus.RULE_FILE).read_text()) == alerts.rule_file(plan_of("local"))
+    assert load_yaml((tmp_path / prometheus.RULE_FILE).read_text()) == alerts.rule_file(plan_of("local"))

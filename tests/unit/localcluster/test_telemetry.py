@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components import alerts
 from components.monitoring import DCGM_FIELDS
@@ -22,7 +21,7 @@ from gpu_platform.stack_files import load_plan
 from localcluster import prometheus, telemetry_devices, telemetry_server
 from localcluster.telemetry import Telemetry
 from localcluster.telemetry_server import refresh_seconds
-from tests.conftest import ROOT, plan_of
+from tests.conftest import ROOT, load_yaml, plan_of
 
 SIM_STACK = ROOT / "tests" / "simulate" / "stack.yaml"
 
@@ -203,7 +202,7 @@ def test_the_prometheus_config_scrapes_kueue_with_a_token_and_the_exporters_with
     plan = plan_of("local")
     paths = prometheus.write(plan, tmp_path, kueue_metrics="127.0.0.1:16446", telemetry="127.0.0.1:16463",
                              prometheus="127.0.0.1:16462", karpenter_metrics="127.0.0.1:16449", client=None)
-    cfg = yaml.safe_load(paths[0].read_text())
+    cfg = load_yaml(paths[0].read_text())
     jobs = {j["job_name"]: j for j in cfg["scrape_configs"]}
     assert set(jobs) == {"kueue-controller-manager-metrics-service", "nvidia-dcgm-exporter", "kube-state-metrics",
                          "prometheus", "karpenter"}
@@ -218,7 +217,7 @@ def test_the_prometheus_config_scrapes_kueue_with_a_token_and_the_exporters_with
     assert jobs["nvidia-dcgm-exporter"]["http_sd_configs"][0]["url"] == "http://127.0.0.1:16463/targets"
     assert jobs["kube-state-metrics"]["static_configs"][0]["labels"]["__metrics_path__"] == "/ksm/metrics"
     assert cfg["rule_files"] == [str(tmp_path / "gpu-platform.rules.yaml")]
-    assert yaml.safe_load((tmp_path / "gpu-platform.rules.yaml").read_text()) == alerts.rule_file(plan)
+    assert load_yaml((tmp_path / "gpu-platform.rules.yaml").read_text()) == alerts.rule_file(plan)
     assert (tmp_path / "scrape.token").stat().st_mode & 0o777 == 0o600
     assert cfg["global"] == {"scrape_interval": "15s", "evaluation_interval": "15s"}
 
@@ -227,7 +226,7 @@ def test_a_shorter_scrape_interval_sets_scraping_evaluation_and_the_telemetrys_r
     monkeypatch.setenv("LOCAL_CLUSTER_SCRAPE_INTERVAL", "1s")
     paths = prometheus.write(plan_of("local"), tmp_path, kueue_metrics="127.0.0.1:1", telemetry="127.0.0.1:2",
                              prometheus="127.0.0.1:3", karpenter_metrics=None, client=None)
-    cfg = yaml.safe_load(paths[0].read_text())
+    cfg = load_yaml(paths[0].read_text())
     assert cfg["global"] == {"scrape_interval": "1s", "evaluation_interval": "1s"}
     dcgm = next(j for j in cfg["scrape_configs"] if j["job_name"] == "nvidia-dcgm-exporter")
     assert dcgm["http_sd_configs"][0]["refresh_interval"] == "1s"
