@@ -89,6 +89,13 @@ def urn(type_: str, name: str) -> str:
     return f"urn:pulumi:test::gpu-platform::{type_}::{name}"
 
 
+def handed_over(inputs: dict[str, Any], wrap: Callable[[Any], Any]) -> Any:
+    """A resource's inputs as a policy gets them, never the test's own: frozen() builds every mapping and list
+    anew (and the rest is immutable), so it needs no copy first; any other wrap gets a deep copy to wrap.
+    The copy before frozen() was ~40% of run()'s time in the policy tests."""
+    return frozen(inputs) if wrap is frozen else wrap(copy.deepcopy(inputs))
+
+
 def run(name: str, resources: Iterable[dict[str, Any]], config: dict[str, Any] | None = None,
         wrap: Callable[[Any], Any] = frozen) -> list[Found]:
     """Run one policy the way the analyzer does: a resource policy once per resource, a stack policy once."""
@@ -98,11 +105,11 @@ def run(name: str, resources: Iterable[dict[str, Any]], config: dict[str, Any] |
     found: list[Found] = []
     if isinstance(p, ResourceValidationPolicy):
         for r in resources:
-            args = ResourceValidationArgs(r["type"], wrap(copy.deepcopy(r["inputs"])), urn(r["type"], r["name"]),
+            args = ResourceValidationArgs(r["type"], handed_over(r["inputs"], wrap), urn(r["type"], r["name"]),
                                           r["name"], OPTIONS, None, config)
             p.validate(args, lambda msg, _urn=None, r=r: found.append(Found(r["name"], msg)))
     else:
-        stack = [PolicyResource(r["type"], wrap(copy.deepcopy(r["inputs"])), urn(r["type"], r["name"]), r["name"],
+        stack = [PolicyResource(r["type"], handed_over(r["inputs"], wrap), urn(r["type"], r["name"]), r["name"],
                                 OPTIONS, None, None, [], {}) for r in resources]
         p.validate(StackValidationArgs(stack, config),
                    lambda msg, u=None: found.append(Found(names.get(u) if u else None, msg)))
