@@ -10,6 +10,7 @@ the template's 60 (tests/unit/gpu_platform/test_node_failure.py pins that): the 
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Iterator
 
@@ -102,6 +103,27 @@ def free_train_nodes(lv: Live, client: Client, taken: set[str]) -> list[str]:
              if n["metadata"]["labels"].get(cv.POOL) == TRAIN and n["metadata"]["name"] not in taken]
     return [n for n in names if node_faults.healthy(client, n)
             and not client.get("/api/v1/pods", fieldSelector=f"spec.nodeName={n}")["items"]]
+
+
+def kueue_view(lv: Live) -> str:
+    """What Kueue held when it judged a replacement, for a failure's message: every Workload with quota reserved
+    (its true conditions, topology assignment and unhealthy nodes) and every pod bound to a node. Kueue's own log at
+    level info does not say why it found no replacement (pkg/scheduler/scheduler.go v0.19.2: any assignment mode
+    other than Fit, quota or topology, evicts), so the test says what it saw (CI at d90876c: evicted with a train node
+    free by the API's account)."""
+    lines = []
+    for wl in lv.get("workloads.kueue.x-k8s.io", "-A")["items"]:
+        status = wl.get("status", {})
+        true = [c["type"] for c in status.get("conditions", []) if c.get("status") == "True"]
+        topology = [psa.get("topologyAssignment") for psa in (status.get("admission") or {}).get("podSetAssignments", [])]
+        if "QuotaReserved" in true:
+            lines.append(f"workload {wl['metadata']['namespace']}/{wl['metadata']['name']} {true} topology {json.dumps(topology)}"
+                         f" unhealthy {[n.get('name') for n in status.get('unhealthyNodes', [])]}")
+    for pod in lv.get("pods", "-A")["items"]:
+        if pod["spec"].get("nodeName"):
+            lines.append(f"pod {pod['metadata']['namespace']}/{pod['metadata']['name']} on {pod['spec']['nodeName']} "
+                         f"{pod['status'].get('phase')}{' deleting' if pod['metadata'].get('deletionTimestamp') else ''}")
+    return "\n".join(lines)
 
 
 def neighbours_untouched(lv: Live, before: dict[str, str]) -> None:
@@ -202,15 +224,24 @@ def test_a_single_pod_job_on_a_failed_node_is_moved_without_touching_its_neighbo
     # replacement for unhealthy node(s)"): CI at f82a268, load 16, while the previous test's nodes and pods were
     # still coming back. The claim is about a pool with a free node, so there is one first.
     taken = {node, *neighbour.values()}
-    wait_for(lambda: free_train_nodes(lv, nodes, taken), 60, "a free, healthy train node for the replacement")
+    free = wait_for(lambda: free_train_nodes(lv, nodes, taken), 60, "a free, healthy train node for the replacement")
 
     node_faults.fail(nodes, node)
-    moved = wait_for(lambda: (r := running(lv, "lender", "single", 1)) and r.keys() != first.keys() and r,
-                     90, "a new pod of the job Running")
+    seen: list[str] = []
+
+    def replaced() -> dict[str, str] | None:
+        wl = lv.workload("lender", "single")
+        if wl and is_true(wl, "Evicted") and not seen:
+            seen.append(kueue_view(lv))   # Kueue's state right after it found no replacement
+        r = running(lv, "lender", "single", 1)
+        return r if r and r.keys() != first.keys() else None
+
+    moved = wait_for(replaced, 90, "a new pod of the job Running")
     (new_node,) = moved.values()
     assert new_node != node and new_node not in neighbour.values()
     wl = lv.workload("lender", "single")
-    assert is_true(wl, "Admitted") and not is_true(wl, "Evicted") and evictions(wl) == {}, wl["status"]
+    assert is_true(wl, "Admitted") and not is_true(wl, "Evicted") and evictions(wl) == {}, (
+        f"{wl['status']}\nwhen it was evicted (failed node {node}, free by the API {free}):\n{''.join(seen)}")
     assert usage(lv, "lender") == 8
     never_failed(lv, "lender", "single")
     neighbours_untouched(lv, neighbour)
