@@ -128,10 +128,10 @@ def acceptance_cluster(state: Path, stack_file: Path = STACK_FILE, apiserver_por
             progress(f"processes left behind: {left}")
 
 
-def command(setup: Setup, *extra: str, window: str = "60s", baseline: str = "gpu-hour=2.50") -> list[str]:
-    """The acceptance command as a user types it against this cluster."""
-    return [sys.executable, "-m", "platform_cli", "acceptance", "--stack", str(setup.stack_file), "--team", TEAM,
-            "--pool", POOL, "--image", setup.image, "--window", window, "--baseline", baseline, *extra]
+def command(stack_file: Path, image: str, *extra: str, window: str = "60s", baseline: str = "gpu-hour=2.50") -> list[str]:
+    """The acceptance command as a user types it against this cluster (STACK_FILE and IMAGE: the Setup's)."""
+    return [sys.executable, "-m", "platform_cli", "acceptance", "--stack", str(stack_file), "--team", TEAM,
+            "--pool", POOL, "--image", image, "--window", window, "--baseline", baseline, *extra]
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with acceptance_cluster(args.state.resolve(), progress=say) as setup:
             say("set up in " + ", ".join(f"{k} {v:g} s" for k, v in setup.seconds.items()))
-            return subprocess.run(command(setup, *extra, window=args.window, baseline=args.baseline),
+            return subprocess.run(command(setup.stack_file, setup.image, *extra, window=args.window, baseline=args.baseline),
                                   env=setup.env(), cwd=ROOT).returncode
     except KeyboardInterrupt:
         return 130

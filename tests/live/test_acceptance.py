@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ import pytest
 
 from gpu_platform import conventions as cv
 from localcluster import objectstore, realnode
-from localcluster.acceptance_cluster import POOL, TEAM, acceptance_cluster
+from localcluster.acceptance_cluster import POOL, TEAM, acceptance_cluster, command
 from tests.realtools import CLUSTER_TOOLS, ENGINE_TOOLS, TIMINGS, Cluster, require, run
 
 OTHER_TEAM = "eta"
@@ -52,9 +51,8 @@ class AcceptanceCluster:
     def acceptance(self, tmp: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
         """The command as a user runs it: exit code, its JSON report, its progress (stderr)."""
         out = tmp / "report"
-        done = run([sys.executable, "-m", "platform_cli", "acceptance", "--stack", str(self.stack_file), "--team", TEAM,
-                    "--pool", POOL, "--image", self.image, "--window", WINDOW, "--baseline", "gpu-hour=2.50",
-                    "--format", "json", "--out", str(out), *extra], self.cluster.env, timeout=900, check=False)
+        done = run(command(self.stack_file, self.image, "--format", "json", "--out", str(out), *extra, window=WINDOW),
+                   self.cluster.env, timeout=900, check=False)
         assert done.returncode in (0, 1), done.stderr[-4000:]
         report = json.loads(done.stdout)
         assert json.loads((out / "acceptance.json").read_text()) == report

@@ -30,9 +30,7 @@ def test_the_example_stack_has_the_team_and_the_pool_the_command_names() -> None
 
 
 def test_the_command_is_the_one_a_user_types(tmp_path: Path) -> None:
-    setup = ac.Setup(ac.local_cluster(tmp_path, tmp_path / "s.yaml"), tmp_path / "s.yaml", "localhost/gpu-platform/t:1",
-                     store=None)  # type: ignore[arg-type]
-    cmd = ac.command(setup, "--format", "json")
+    cmd = ac.command(tmp_path / "s.yaml", "localhost/gpu-platform/t:1", "--format", "json")
     assert cmd[1:] == ["-m", "platform_cli", "acceptance", "--stack", str(tmp_path / "s.yaml"), "--team", "zeta",
                        "--pool", "small", "--image", "localhost/gpu-platform/t:1", "--window", "60s",
                        "--baseline", "gpu-hour=2.50", "--format", "json"]
