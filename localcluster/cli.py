@@ -40,6 +40,8 @@ Environment:
   LOCAL_CLUSTER_ETCD_PORT       etcd client port on 127.0.0.1 (default 23790; peer port is +10)
   LOCAL_CLUSTER_PODS_READY_TIMEOUT  Kueue waitForPodsReady.timeout (default: the stack's, 30m)
   LOCAL_CLUSTER_WORKER_LOST_TIMEOUT Kueue multiKueue.workerLostTimeout (default: Kueue's, 15m)
+  LOCAL_CLUSTER_KUEUE_LOG_LEVEL Kueue's --zap-log-level: info (default), debug, error or 1-9 (3: why each
+                                workload was or was not admitted)
   GPU_PLATFORM_CRDS             directory whose subdirectories hold the CRD yaml files to install (default: the
                                 tool cache's reference copy when scripts/tools/reference.sh has fetched it, else
                                 none; "none" installs none); Kueue's come from its chart

@@ -177,12 +177,27 @@ def register_nodes(ctx: Context) -> None:
     ctx.clock.step(f"registered {len(names)} simulated nodes (stack {ctx.settings.stack})")
 
 
+KUEUE_LOG_LEVEL_ENV = "LOCAL_CLUSTER_KUEUE_LOG_LEVEL"
+KUEUE_LOG_LEVELS = ("info", "debug", "error")
+
+
+def kueue_log_level(env: dict[str, str] | os._Environ[str]) -> str:
+    """LOCAL_CLUSTER_KUEUE_LOG_LEVEL: Kueue's --zap-log-level, info (default), debug, error or a verbosity 1-9.
+    At 3 Kueue logs why each workload was or was not admitted ("Workload evaluated for admission", with the
+    reason: kubernetes-sigs/kueue v0.19.2 pkg/scheduler/logging.go), which the live tests keep for a failure."""
+    value = (env.get(KUEUE_LOG_LEVEL_ENV) or "info").strip()
+    if value in KUEUE_LOG_LEVELS or (value.isdigit() and 1 <= int(value) <= 9):
+        return value
+    raise ValueError(f"{KUEUE_LOG_LEVEL_ENV} {value!r} is not one of {', '.join(KUEUE_LOG_LEVELS)} or 1-9")
+
+
 def start_kueue(ctx: Context) -> None:
     # Feature gates (VisibilityOnDemand off among them) are in the Configuration: Kueue refuses them on both the
     # command line and in the file.
     state = ctx.paths.state
     ctx.sup.launch("kueue", ["env", f"KUBECONFIG={state / 'kueue.kubeconfig'}", str(binary("kueue")),
-                             f"--config={state / 'kueue' / 'config.yaml'}", "--zap-log-level=info"])
+                             f"--config={state / 'kueue' / 'config.yaml'}",
+                             f"--zap-log-level={kueue_log_level(os.environ)}"])
     ctx.wait_http("kueue", f"http://127.0.0.1:{ctx.ports.kueue_health}/readyz")
 
 

@@ -8,6 +8,8 @@ reaches them, so what a start has launched is stopped by this clean-up, never by
 
 from __future__ import annotations
 
+import os
+
 import signal
 import sys
 from types import FrameType
@@ -98,6 +100,7 @@ def start(ctx: Context, requested_stack: str, reload: Callable[[], None]) -> int
         settings = ctx.settings
     try:
         ctx.tools = None
+        control_plane.kueue_log_level(os.environ)   # a bad LOCAL_CLUSTER_KUEUE_LOG_LEVEL refused before anything runs
         _ = ctx.core
         real_node.resolve(ctx)
         for port in ctx.ports.checked_at_start(bool(settings.started_real_node)):

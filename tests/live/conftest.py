@@ -175,7 +175,10 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
              # the workload controllers the stack installs (all four): tests/live/test_workloads.py
              "LOCAL_CLUSTER_WORKLOADS": "",
              # Prometheus and the GPU telemetry: tests/live/test_report.py
-             "LOCAL_CLUSTER_PROMETHEUS": "1"}
+             "LOCAL_CLUSTER_PROMETHEUS": "1",
+             # Kueue says why it admitted or did not admit each workload, in the logs a failure keeps
+             # (docs/testing.md: the node-failure flake was proven from those lines)
+             "LOCAL_CLUSTER_KUEUE_LOG_LEVEL": "3"}
     with running_cluster(tmp / "cluster", LIVE_APISERVER_PORT, LIVE_ETCD_PORT, "live", extra) as cluster:
         engine: Engine = new_engine(tmp / "backend")
         engine.ensure_stack(STACK, stack_file)

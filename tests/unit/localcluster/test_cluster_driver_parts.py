@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from localcluster import cli, ports, state
+from localcluster import cli, control_plane, ports, state
 from localcluster.ports import PortError, Ports
 from localcluster.state import Paths, Settings
 
@@ -124,3 +124,15 @@ def test_status_of_a_cluster_that_never_started(capsys: pytest.CaptureFixture[st
     assert out.splitlines() == ["etcd: stopped", "kube-apiserver: stopped", "kube-controller-manager: stopped",
                                 "kube-scheduler: stopped", "kueue: stopped", "kwok: stopped", "karpenter-kwok: stopped",
                                 "cluster: stopped (server would be https://127.0.0.1:30443)"]
+
+
+def test_kueue_logs_at_the_level_asked_and_a_bad_level_is_refused_by_name() -> None:
+    """LOCAL_CLUSTER_KUEUE_LOG_LEVEL (docs/local-cluster.md): info unless asked; a level Kueue's zap flag would not
+    take is refused naming the variable and the choices. World: none."""
+    assert control_plane.kueue_log_level({}) == "info"
+    assert control_plane.kueue_log_level({"LOCAL_CLUSTER_KUEUE_LOG_LEVEL": "3"}) == "3"
+    assert control_plane.kueue_log_level({"LOCAL_CLUSTER_KUEUE_LOG_LEVEL": "debug"}) == "debug"
+    for bad in ("verbose", "0", "10", "-3"):
+        with pytest.raises(ValueError, match=f"LOCAL_CLUSTER_KUEUE_LOG_LEVEL '{bad}' is not one of info, debug, "
+                                             "error or 1-9"):
+            control_plane.kueue_log_level({"LOCAL_CLUSTER_KUEUE_LOG_LEVEL": bad})
