@@ -10,15 +10,17 @@ the template's 60 (tests/unit/gpu_platform/test_node_failure.py pins that): the 
 
 from __future__ import annotations
 
-import json
+import http.client
+import threading
 import time
+import warnings
 from typing import Any, Iterator
 
 import pytest
 
 from gpu_platform.nodes import fake_nodes
 from localcluster import node_faults
-from localcluster.api import Client
+from localcluster.api import ApiError, Client
 
 from .conftest import Live, condition, cv, is_true, wait_for
 
@@ -105,25 +107,94 @@ def free_train_nodes(lv: Live, client: Client, taken: set[str]) -> list[str]:
             and not client.get("/api/v1/pods", fieldSelector=f"spec.nodeName={n}")["items"]]
 
 
-def kueue_view(lv: Live) -> str:
-    """What Kueue held when it judged a replacement, for a failure's message: every Workload with quota reserved
-    (its true conditions, topology assignment and unhealthy nodes) and every pod bound to a node. Kueue's own log at
-    level info does not say why it found no replacement (pkg/scheduler/scheduler.go v0.19.2: any assignment mode
-    other than Fit, quota or topology, evicts), so the test says what it saw (CI at d90876c: evicted with a train node
-    free by the API's account)."""
-    lines = []
-    for wl in lv.get("workloads.kueue.x-k8s.io", "-A")["items"]:
+WORKLOADS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/{namespace}/workloads"
+
+
+def record_workloads(lv: Live, client: Client, team: str) -> list[dict[str, Any]]:
+    """Every version of the team's Workloads from now on, in the order the API server wrote them (a watch of
+    its own in the background, up to 180 s): the states a poll every 0.25 s can miss."""
+    path = WORKLOADS.format(namespace=lv.namespace(team))
+    rv = client.get(path)["metadata"]["resourceVersion"]
+    seen: list[dict[str, Any]] = []
+
+    def watch() -> None:
+        try:
+            for event in client.watch(path, rv, timeout_seconds=180):
+                if event.get("type") in ("ADDED", "MODIFIED"):
+                    seen.append(event["object"])
+        except (ApiError, OSError, http.client.HTTPException, ValueError):
+            return  # the cluster went away after the test: what it recorded is all it needed
+
+    threading.Thread(target=watch, daemon=True).start()
+    return seen
+
+
+def assigned_nodes(wl: dict[str, Any]) -> list[str]:
+    """The nodes of the Workload's topology assignment (kubernetes.io/hostname, the pool's lowest level)."""
+    out: list[str] = []
+    for psa in (wl.get("status", {}).get("admission") or {}).get("podSetAssignments", []):
+        for s in (psa.get("topologyAssignment") or {}).get("slices", []):
+            values = s["valuesPerLevel"][-1]
+            if "universal" in values:
+                out.append(values["universal"])
+            else:
+                ind = values["individual"]
+                out += [ind.get("prefix", "") + r + ind.get("suffix", "") for r in ind["roots"]]
+    return out
+
+
+def replaced_then_evicted(history: list[dict[str, Any]], failed: str) -> str | None:
+    """The node Kueue had moved the job to, when it then evicted it "as there was no replacement" for the very node
+    it had replaced; else None.
+
+    Kueue v0.19.2's second pass works on the Workload as it was when the pass was queued
+    (pkg/cache/queue/manager.go QueueSecondPassIfNeeded: the backoff callback keeps `w`; second_pass_queue.go
+    `queue` checks NeedsSecondPass on that copy). A status write that lands between the pass that moved the job
+    (tas_flavor_snapshot.go:631 "Found replacement assignment") and the admission patch of that move (here the Job
+    reconciler's PodsReady=False "WaitForRecovery") queues a second pass with the old copy, which still lists the
+    failed node as unhealthy; by then the job's own new placement fills the free node, no replacement fits and
+    TASFailedNodeReplacementFailFast evicts (scheduler.go:424). Reported upstream as kubernetes-sigs/kueue#15658;
+    PR #15571 (re-read the Workload when the backoff ends) is merged after v0.19.2 and in no release the module
+    proxy serves. Kueue requeues the job at once (NodeFailures is not counted) and admits it again on that node."""
+    moved_to = None
+    for wl in history:
+        ev = condition(wl, "Evicted")
+        if ev and ev["status"] == "True":
+            named = ev["reason"] == "NodeFailures" and ev["message"].endswith(f"unhealthy node(s): {failed}")
+            return moved_to if named else None
+        nodes = assigned_nodes(wl)
+        if nodes and failed not in nodes and not wl.get("status", {}).get("unhealthyNodes"):
+            moved_to = nodes[0]
+    return None
+
+
+SETTLE_SECONDS = 5
+
+
+def settled(check: Any, timeout: float, what: str) -> Any:
+    """CHECK's value once it has held, unchanged, for SETTLE_SECONDS (within TIMEOUT)."""
+    deadline = time.monotonic() + timeout
+    since, last = time.monotonic(), None
+    while time.monotonic() < deadline:
+        value = check()
+        if not value or value != last:
+            since, last = time.monotonic(), value
+        elif time.monotonic() - since >= SETTLE_SECONDS:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} to hold {SETTLE_SECONDS}s "
+                         f"(last: {last!r})")
+
+
+def versions(history: list[dict[str, Any]]) -> str:
+    """One line per recorded Workload version, for a failure's message."""
+    def line(wl: dict[str, Any]) -> str:
         status = wl.get("status", {})
-        true = [c["type"] for c in status.get("conditions", []) if c.get("status") == "True"]
-        topology = [psa.get("topologyAssignment") for psa in (status.get("admission") or {}).get("podSetAssignments", [])]
-        if "QuotaReserved" in true:
-            lines.append(f"workload {wl['metadata']['namespace']}/{wl['metadata']['name']} {true} topology {json.dumps(topology)}"
-                         f" unhealthy {[n.get('name') for n in status.get('unhealthyNodes', [])]}")
-    for pod in lv.get("pods", "-A")["items"]:
-        if pod["spec"].get("nodeName"):
-            lines.append(f"pod {pod['metadata']['namespace']}/{pod['metadata']['name']} on {pod['spec']['nodeName']} "
-                         f"{pod['status'].get('phase')}{' deleting' if pod['metadata'].get('deletionTimestamp') else ''}")
-    return "\n".join(lines)
+        true = [c["type"] for c in status.get("conditions", []) if c["status"] == "True"]
+        unhealthy = [n["name"] for n in status.get("unhealthyNodes", [])]
+        return f"rv {wl['metadata']['resourceVersion']}: {true} on {assigned_nodes(wl)} unhealthy {unhealthy}"
+
+    return "\n".join(line(wl) for wl in history)
 
 
 def neighbours_untouched(lv: Live, before: dict[str, str]) -> None:
@@ -212,9 +283,11 @@ def test_a_gang_that_loses_a_node_is_evicted_whole_requeued_and_finishes(platfor
 
 def test_a_single_pod_job_on_a_failed_node_is_moved_without_touching_its_neighbours(platform: Live,
                                                                                     nodes: Client) -> None:
-    """A one-node job whose node goes NotReady is not evicted: its pod is evicted from the node (not counted
-    against the Job), Kueue replaces the node in the job's placement and the new pod runs on a free node.
-    Quota held throughout; the jobs next to it keep their pods."""
+    """A one-node job whose node goes NotReady is moved: its pod is evicted from the node (not counted against
+    the Job), Kueue replaces the node in the job's placement and the new pod runs on a free node. Quota held, the
+    jobs next to it keep their pods. Not evicted, but for Kueue v0.19.2's stale second pass, which evicts the job
+    after moving it and admits it again at once on the same free node (replaced_then_evicted; once in six tries
+    here, at a load of ~5)."""
     lv = platform
     neighbour = neighbours(lv)
     lv.create(fast_job(lv, "lender", TRAIN, 8, "single", duration="1h"), as_team="lender")
@@ -226,22 +299,31 @@ def test_a_single_pod_job_on_a_failed_node_is_moved_without_touching_its_neighbo
     taken = {node, *neighbour.values()}
     free = wait_for(lambda: free_train_nodes(lv, nodes, taken), 60, "a free, healthy train node for the replacement")
 
+    history = record_workloads(lv, nodes, "lender")
     node_faults.fail(nodes, node)
-    seen: list[str] = []
 
     def replaced() -> dict[str, str] | None:
-        wl = lv.workload("lender", "single")
-        if wl and is_true(wl, "Evicted") and not seen:
-            seen.append(kueue_view(lv))   # Kueue's state right after it found no replacement
         r = running(lv, "lender", "single", 1)
         return r if r and r.keys() != first.keys() else None
 
-    moved = wait_for(replaced, 90, "a new pod of the job Running")
+    wait_for(replaced, 90, "a new pod of the job Running")
+    # Kueue's stale second pass (replaced_then_evicted) comes within its 1 s backoff of the move and a scheduling
+    # cycle: the job is judged once nothing has happened to it for SETTLE_SECONDS.
+    moved = settled(lambda: (r := replaced()) and not is_true(lv.workload("lender", "single"), "Evicted") and r,
+                    90, "the job running on its new node")
     (new_node,) = moved.values()
     assert new_node != node and new_node not in neighbour.values()
     wl = lv.workload("lender", "single")
-    assert is_true(wl, "Admitted") and not is_true(wl, "Evicted") and evictions(wl) == {}, (
-        f"{wl['status']}\nwhen it was evicted (failed node {node}, free by the API {free}):\n{''.join(seen)}")
+    assert is_true(wl, "Admitted") and not wl["status"].get("unhealthyNodes"), wl["status"]
+    if evictions(wl):
+        # Only Kueue v0.19.2's stale second pass may evict it, and only after it had moved the job (the docstring
+        # of replaced_then_evicted); any other eviction, a free node that Kueue did not see, still fails here.
+        race = replaced_then_evicted(history, node)
+        assert evictions(wl) == {"NodeFailures": 1} and race == new_node, (
+            f"{wl['status']}\nfailed node {node}, free by the API {free}; "
+            f"the Workload's versions:\n{versions(history)}")
+        warnings.warn(f"Kueue v0.19.2's stale second pass (kubernetes-sigs/kueue#15658): evicted after moving the job "
+                      f"from {node} to {race}, admitted there again", stacklevel=1)
     assert usage(lv, "lender") == 8
     never_failed(lv, "lender", "single")
     neighbours_untouched(lv, neighbour)
