@@ -286,7 +286,7 @@ def test_a_single_pod_job_on_a_failed_node_is_moved_without_touching_its_neighbo
     """A one-node job whose node goes NotReady is moved: its pod is evicted from the node (not counted against
     the Job), Kueue replaces the node in the job's placement and the new pod runs on a free node. Quota held, the
     jobs next to it keep their pods. Not evicted, but for Kueue v0.19.2's stale second pass, which evicts the job
-    after moving it and admits it again at once on the same free node (replaced_then_evicted; once in six tries
+    after moving it and admits it again at once on the same free node (replaced_then_evicted; once in 19 tries
     here, at a load of ~5)."""
     lv = platform
     neighbour = neighbours(lv)
