@@ -9,6 +9,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Mapping
 
 from . import nodes, probe
 from .context import Context
@@ -181,7 +182,7 @@ KUEUE_LOG_LEVEL_ENV = "LOCAL_CLUSTER_KUEUE_LOG_LEVEL"
 KUEUE_LOG_LEVELS = ("info", "debug", "error")
 
 
-def kueue_log_level(env: dict[str, str] | os._Environ[str]) -> str:
+def kueue_log_level(env: Mapping[str, str]) -> str:
     """LOCAL_CLUSTER_KUEUE_LOG_LEVEL: Kueue's --zap-log-level, info (default), debug, error or a verbosity 1-9.
     At 3 Kueue logs why each workload was or was not admitted ("Workload evaluated for admission", with the
     reason: kubernetes-sigs/kueue v0.19.2 pkg/scheduler/logging.go), which the live tests keep for a failure."""

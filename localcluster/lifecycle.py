@@ -9,7 +9,6 @@ reaches them, so what a start has launched is stopped by this clean-up, never by
 from __future__ import annotations
 
 import os
-
 import signal
 import sys
 from types import FrameType
