@@ -25,25 +25,33 @@ from tests.conftest import ROOT
 MARKER = re.compile(r"^<!-- journey: ([a-z][a-z-]*)(, retry)? -->\s*$")
 # Every page a journey may be on: the README and the docs, task pages included.
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "tasks").glob("*.md"))]
-# Journey -> its page. They run in this order against one cluster, its teams' work deleted in between.
+# Journey -> its page. They run in this order against one cluster, its teams' work deleted in between: the
+# README's `make up` starts and deploys it, why-wait (which starts from a running platform) uses it, and
+# try-locally, whose `make up` finds it running and whose clean-up's `make down` destroys and stops it, comes last.
 JOURNEYS = {
     "readme": ROOT / "README.md",
-    "try-locally": ROOT / "docs" / "tasks" / "try-locally.md",
     "why-wait": ROOT / "docs" / "tasks" / "why-does-my-job-wait.md",
+    "try-locally": ROOT / "docs" / "tasks" / "try-locally.md",
 }
+# `make up` ends with Pulumi's summary of the update ("Resources:" then what was created, or unchanged when the
+# stack is there already); `make down` with the destroy's and the cluster stopped.
+DEPLOYED = ["Resources:", "!error:"]
 # What each block prints (stdout and stderr together), block by block.
 EXPECTED: dict[str, list[list[str]]] = {
     "readme": [
+        DEPLOYED,
         ["job.batch/first created"],
         ["job-first-", "vision", "True", "Running", "train-"],
     ],
     "try-locally": [
+        DEPLOYED,
         ["job.batch/first created"],
         ["job-first-", "vision", "True", "Running", "train-"],
         ["cpu-0", "train-0", "train-1", "infer-0", "!notebooks"],
         ["job.batch/nb created"],
         ["notebooks-", "Ready"],
         ["No resources found"],
+        ["Resources:", "deleted", "!error:"],
     ],
     "why-wait": [
         ["job.batch/big-1 created", "job.batch/big-2 created", "job.batch/big-3 created", "job.batch/big-4 created"],
@@ -88,6 +96,11 @@ class Block:
     @property
     def where(self) -> str:
         return f"{shown(self.page)}:{self.line}"
+
+    @property
+    def runs_make(self) -> bool:
+        """Whether the block runs a make target (`make up`, `make down`): it builds, starts or stops a cluster."""
+        return any(line.lstrip().startswith("make ") for line in self.code.splitlines())
 
 
 def blocks(page: Path, text: str | None = None) -> list[Block]:

@@ -22,7 +22,7 @@ from tests.doc_journeys import EXPECTED, JOURNEYS, PAGES, MarkerError, blocks, j
 
 def test_each_journey_has_the_blocks_the_live_test_expects() -> None:
     counts = {name: len(journey(name)) for name in JOURNEYS}
-    assert counts == {"readme": 2, "try-locally": 6, "why-wait": 6}
+    assert counts == {"readme": 3, "try-locally": 8, "why-wait": 6}
     assert counts == {name: len(expected) for name, expected in EXPECTED.items()}
 
 
@@ -31,12 +31,23 @@ def test_no_page_marks_a_journey_the_live_test_does_not_run() -> None:
     assert marked == {(name, page) for name, page in JOURNEYS.items()}
 
 
-def test_the_first_block_of_each_journey_runs_once_and_sets_its_kubeconfig() -> None:
-    """A journey starts in a fresh shell: its first block must point kubectl at the cluster, and must not be
-    retried (it submits work)."""
+def test_each_journey_sets_its_kubeconfig_before_its_first_kubectl() -> None:
+    """A journey starts in a fresh shell: the first block that runs kubectl must point it at the cluster, and must
+    not be retried (it submits work)."""
     for name in JOURNEYS:
-        first = journey(name)[0]
+        first = next(b for b in journey(name) if "kubectl" in b.code)
         assert not first.retry and "KUBECONFIG=$(scripts/local-cluster " in first.code, first.where
+
+
+def test_the_pages_that_deploy_are_run_from_make_up_to_make_down() -> None:
+    """The live test starts no cluster of its own: the README's first block and try-locally's are the pages'
+    `make up` and activate, and try-locally, the last journey, ends with its clean-up's `make down`."""
+    for name in ("readme", "try-locally"):
+        first = journey(name)[0]
+        assert first.runs_make and first.code.startswith("make up ") and ". .venv/bin/activate" in first.code, first.where
+    assert list(JOURNEYS)[-1] == "try-locally"
+    assert journey("try-locally")[-1].code.startswith("make down ")
+    assert not any(b.runs_make for b in journey("why-wait"))
 
 
 def test_a_marker_without_a_shell_block_is_refused() -> None:
@@ -44,8 +55,10 @@ def test_a_marker_without_a_shell_block_is_refused() -> None:
     with pytest.raises(MarkerError, match=r"docs/tasks/example.md:3: .* not followed by a ```sh block"):
         blocks(page, "<!-- journey: readme -->\n\n```console\n$ make up\n```\n")
     (block,) = blocks(page, "text\n<!-- journey: readme, retry -->\n```sh\nkubectl get nodes\n```\n")
-    assert (block.journey, block.retry, block.code, block.where) == (
-        "readme", True, "kubectl get nodes\n", "docs/tasks/example.md:4")
+    assert (block.journey, block.retry, block.code, block.where, block.runs_make) == (
+        "readme", True, "kubectl get nodes\n", "docs/tasks/example.md:4", False)
+    (block,) = blocks(page, "<!-- journey: readme -->\n```sh\nmake up   # the stack\n. .venv/bin/activate\n```\n")
+    assert block.runs_make
 
 
 def test_expected_output_can_say_what_must_not_appear() -> None:
