@@ -111,6 +111,13 @@ def test_cli_md_has_a_section_for_every_command_and_no_other() -> None:
     assert sorted(sections()) == sorted(commands())
 
 
+def test_cli_md_lists_every_command_in_its_table_of_commands() -> None:
+    """The table at the top, which a reader scans first, names each command once and links its section."""
+    table = re.findall(r"^\| \[`([a-z-]+)`\]\(#([a-z-]+)\) \|", (ROOT / "docs" / "cli.md").read_text(), re.M)
+    assert sorted(name for name, _ in table) == sorted(commands())
+    assert all(name == anchor for name, anchor in table), table
+
+
 @pytest.mark.parametrize("command", sorted(commands()))
 def test_cli_md_names_every_flag_of_the_command_in_its_section(command: str) -> None:
     section = sections().get(command, "")
