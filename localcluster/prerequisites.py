@@ -155,11 +155,24 @@ def _go(to_build: Sequence[str], version: tuple[int, int] | None) -> list[str]:
 SHARED_CACHE_FACTORS = (0.45, 0.6)
 
 
-def estimate(tools: Sequence[str]) -> str:
-    """How long a cold build of TOOLS takes (their own times added up, SHARED_CACHE_FACTORS of that)."""
+def cores() -> int:
+    """The cores this process may run on (a container's or a taskset's limit, not the host's count)."""
+    return len(os.sched_getaffinity(0))
+
+
+def estimate(tools: Sequence[str], n_cores: int = 2) -> str:
+    """How long a cold build of TOOLS takes on N_CORES: their own times on 2 cores added up, SHARED_CACHE_FACTORS
+    of that. Only 2 cores were measured: on more, the low end is scaled down by 2/N (Go compiles a module's packages in
+    parallel) and the high end stays the 2-core figure (linking and the modules' downloads do not scale); on one,
+    both double."""
     total = sum(TOOLS[t].cold_seconds for t in tools) / 60
     low, high = (max(1, round(total * f)) for f in SHARED_CACHE_FACTORS)
-    return f"{low} to {high} min on 2 cores, less with more"
+    if n_cores == 2:
+        return f"{low} to {high} min on 2 cores"
+    if n_cores < 2:
+        return f"about {2 * low} to {2 * high} min on 1 core; {low} to {high} measured on 2"
+    return (f"about {max(1, round(low * 2 / n_cores))} to {high} min on this machine's {n_cores} cores; "
+            f"{low} to {high} measured on 2")
 
 
 def stack_workload_tools(env: Mapping[str, str]) -> list[str]:
@@ -194,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  - {problem}", file=sys.stderr)
         return 2
     if to_build:
-        print(f"prerequisites: building or installing {', '.join(to_build)} into the tool cache, once ({estimate(to_build)}; "
+        print(f"prerequisites: building or installing {', '.join(to_build)} into the tool cache, once ({estimate(to_build, cores())}; "
               "later runs reuse them)", file=sys.stderr, flush=True)
     if args.check:
         return 0
