@@ -59,6 +59,7 @@ EXPECTED: dict[str, list[list[str]]] = {
         ["workload.kueue.x-k8s.io/job-big-4-"],
         ["couldn't assign flavors to pod set main", "insufficient unused quota for nvidia.com/gpu in flavor train"],
         ["pending 1, admitted 3"],
+        ["big-1-", "Events:"],
         ['job.batch "big-1" deleted', 'job.batch "big-4" deleted'],
     ],
 }

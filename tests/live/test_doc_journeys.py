@@ -11,7 +11,7 @@ printed.
 
 What differs from a reader's terminal, and why: the cluster's state directory, its ports and the Pulumi backend
 are this module's own (LOCAL_CLUSTER_DIR, LOCAL_CLUSTER_APISERVER_PORT / _ETCD_PORT, PULUMI_BACKEND_URL), so the
-checkout's `.local/` and a developer's own cluster are never touched; the workload controllers and Prometheus are
+checkout's own cluster and Pulumi state (`.local/`) are never used; the workload controllers and Prometheus are
 off (LOCAL_CLUSTER_WORKLOADS=none, LOCAL_CLUSTER_PROMETHEUS=0: no block uses them, and they cost start time and
 CPU). Blocks run from the repository's root with no KUBECONFIG: the pages set it themselves. why-wait's page starts
 from a running platform with the virtualenv active, as its "Before you begin" says; its blocks get the
