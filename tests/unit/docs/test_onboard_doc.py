@@ -7,10 +7,15 @@ page's field table must name every field a team has, and its allocation table mu
 
 from __future__ import annotations
 
+import copy
 import re
 
+import yaml
+
+from gpu_platform.plan import build_plan
+from gpu_platform.spec import load_stack_config
 from gpu_platform.spec.tenancy import Team
-from tests.conftest import ROOT, plan_of
+from tests.conftest import ROOT, plan_of, stack_doc
 
 PAGE = ROOT / "docs" / "tasks" / "onboard-a-team.md"
 
@@ -39,3 +44,17 @@ def test_the_borrow_only_example_is_a_quota_of_zero_units_with_a_borrowing_limit
     text = PAGE.read_text()
     assert "h100-train: {units: 0, borrowingLimit: 16}" in text
     assert re.search(r"robotics\s+research\s+h100-train\s+0\s+16\s+-\s+16 \(borrowingLimit\)", text)
+
+
+def test_the_pages_entry_added_to_prod_validates_and_borrows_only() -> None:
+    """The entry a reader copies into prod's `teams` is a valid team (fields, groups, access entry) and gives
+    robotics no nominal GPUs on h100-train but a borrowing limit of 16 in cohort research."""
+    text = PAGE.read_text()
+    block = text[text.index("```yaml\n      - name: robotics") + len("```yaml\n"):]
+    entry = yaml.safe_load(block[:block.index("```")])
+    doc = copy.deepcopy(stack_doc("prod"))
+    doc["config"]["gpu-platform:platform"]["teams"] += entry
+    plan = build_plan(*load_stack_config(doc))
+    (robotics,) = [t for t in plan.teams if t.name == "robotics"]
+    (quota,) = robotics.quotas
+    assert (robotics.cohort, quota.pool, quota.nominal, quota.borrowing) == ("research", "h100-train", 0, 16)
