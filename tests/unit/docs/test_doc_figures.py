@@ -22,7 +22,7 @@ from gpu_platform.images import DEFAULT_ALLOWED_REGISTRIES
 from localcluster.ports import Ports
 from localcluster.workloads import LOCAL
 from policies.gpu_policies import settings as st
-from tests.conftest import ROOT, rendered
+from tests.conftest import ROOT, plan_of, rendered
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "tasks").glob("*.md"))]
 DOCS = ROOT / "docs"
@@ -177,3 +177,24 @@ def test_every_count_of_test_lanes_is_the_runners() -> None:
     said = {page.name: counts(page.read_text(), "lanes") for page in PAGES}
     assert {name: n for name, n in said.items() if set(n) - {len(module.LANES)}} == {}
     assert len(module.LANES) == 4 and said["testing.md"] and said["README.md"]
+    # How many run side by side: the README's "in four lanes, three at once", testing.md's "at most three side by
+    # side" (its flake table tells of an earlier run with four lanes at once, so only "at most N" is read there).
+    said_at_once = [n.lower() for n in re.findall(rf"(?i)\blanes, {NUMBER} at once",
+                                                  (ROOT / "README.md").read_text())]
+    said_at_once += [n.lower() for page in PAGES for n in
+                     re.findall(rf"(?i)\bat most {NUMBER} (?:at once|side by side)", page.read_text())]
+    assert module.AT_ONCE == 3 and len(said_at_once) >= 2
+    assert {NUMBERS.get(n) or int(n) for n in said_at_once} == {module.AT_ONCE}, said_at_once
+
+
+# ---- alerts: components/alerts -----------------------------------------------------------------------------
+
+def test_every_count_of_alerts_is_the_stacks() -> None:
+    """"the 22 alerts" (deploying.md) once said 17 while the rule groups held 22: the count is every alert the
+    monitoring component renders, the same for each shipped stack."""
+    from components.alerts.rendering import alerts
+
+    rendered = {stack: len(alerts(plan_of(stack))) for stack in ("prod", "staging", "local")}
+    said = {page.name: counts(page.read_text(), r"alerts\b(?! above)") for page in PAGES}  # not "the two alerts above"
+    assert set(rendered.values()) == {22}
+    assert {name: n for name, n in said.items() if set(n) - {22}} == {} and said["deploying.md"] == [22]
