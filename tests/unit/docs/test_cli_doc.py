@@ -188,3 +188,21 @@ def test_cli_md_blocks_are_what_the_parsers_generate() -> None:
 def test_cli_md_gives_a_flag_its_value_and_default(command: str, row: str) -> None:
     """What a user reads for a flag: what it takes and what the command uses without it."""
     assert any(line.startswith(row) for line in sections()[command].splitlines()), row
+
+
+# Pages that explain one command with an option table of their own (rows starting "| `--flag ...` |").
+OPTION_TABLES = {"report.md": "report", "what-if.md": "simulate", "submitting-work.md": "job"}
+
+
+@pytest.mark.parametrize("page", sorted(OPTION_TABLES))
+def test_every_flag_an_option_table_names_is_a_flag_of_its_command(page: str) -> None:
+    command = OPTION_TABLES[page]
+    rows = [line for line in (ROOT / "docs" / page).read_text().splitlines() if line.startswith("| `--")]
+    named = {f for line in rows for f in re.findall(r"`(--[a-z][a-z0-9-]*)", cells_first(line))}
+    assert rows and named
+    assert sorted(named - flags(commands()[command])) == [], f"docs/{page}: flags `{command}` does not have"
+
+
+def cells_first(line: str) -> str:
+    """A table row's first cell (where the option table names its flags; the second may name others in prose)."""
+    return re.split(r"(?<!\\)\|", line.strip().strip("|"))[0]
