@@ -23,7 +23,8 @@ Usage: scripts/local-cluster COMMAND
                       worker): write the kubeconfig a manager uses (this server, its CA, the token of
                       the stack's multikueue-manager ServiceAccount); print its path
   worker COMMAND ...  the same commands for a second, independent cluster, the MultiKueue "worker":
-                      state .local/worker, API server 127.0.0.1:17443, etcd 23890
+                      state .local/worker, API server 127.0.0.1:17443, etcd 23890 (LOCAL_CLUSTER_WORKER_DIR,
+                      LOCAL_CLUSTER_WORKER_APISERVER_PORT and LOCAL_CLUSTER_WORKER_ETCD_PORT move them)
   logs [COMPONENT]    tail the logs (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kueue, kwok,
                       audit)
   audit-log           print the path of the API server's audit log (JSON lines, audit.k8s.io/v1 Events)

@@ -64,3 +64,25 @@ def test_every_local_cluster_subcommand_a_page_names_exists(page: Path) -> None:
 def test_the_pages_name_make_targets_at_all() -> None:
     named = set().union(*(make_targets_named(p) for p in PAGES))
     assert {"up", "down", "venv", "test", "test-unit", "preview", "config-reference"} <= named
+
+
+def local_cluster_settings_read() -> set[str]:
+    """Every LOCAL_CLUSTER_* variable the driver reads: the names its modules spell as string literals."""
+    return {m for f in (ROOT / "localcluster").rglob("*.py")
+            for m in re.findall(r"[\"'](LOCAL_CLUSTER_[A-Z0-9_]+)[\"']", f.read_text())}
+
+
+def test_every_local_cluster_setting_a_page_names_is_one_the_driver_has() -> None:
+    """A page that names a LOCAL_CLUSTER_* variable the driver does not read (renamed, gone) sends a reader to set
+    something that changes nothing. The ones `scripts/local-cluster env` exports count too."""
+    named = {m for page in PAGES for m in re.findall(r"LOCAL_CLUSTER_[A-Z0-9_]*[A-Z0-9]", page.read_text())}
+    exported = set(re.findall(r"export (LOCAL_CLUSTER_[A-Z0-9_]+)=", (ROOT / "localcluster" / "cli.py").read_text()))
+    known = local_cluster_settings_read() | exported
+    assert exported == {"LOCAL_CLUSTER_SERVER", "LOCAL_CLUSTER_DIR", "LOCAL_CLUSTER_AUDIT_LOG"}
+    assert "LOCAL_CLUSTER_REAL_NODE" in named and sorted(named - known) == []
+
+
+def test_local_cluster_help_names_every_setting_the_driver_reads() -> None:
+    from localcluster import cli
+
+    assert sorted(v for v in local_cluster_settings_read() if v not in cli.__doc__) == []
