@@ -240,12 +240,14 @@ class Storage(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         prefix = f"storage-{team.team}"
         # prod keeps a team's data when it is removed from the config (or its name is mistyped), as it keeps
-        # the namespace: deleting a bucket of checkpoints is an admin's decision, never a diff's.
+        # the namespace: deleting a bucket of checkpoints is an admin's decision, never a diff's. What guards the
+        # data stays with it (public access block, encryption, versioning, lifecycle, policy): a kept bucket
+        # stripped of them would be an open, unversioned one. Access (the role, Pod Identity, the claims) goes.
         keep = pulumi.ResourceOptions(parent=self, retain_on_delete=self.plan.environment == "prod")
         bucket = aws.s3.Bucket(prefix, bucket=team.bucket, tags={**self.tags, **bucket_tags(team)}, opts=keep)
         self.buckets[team.team] = bucket
         aws.s3.BucketPublicAccessBlock(prefix, bucket=bucket.id, block_public_acls=True, block_public_policy=True,
-                                       ignore_public_acls=True, restrict_public_buckets=True, opts=child)
+                                       ignore_public_acls=True, restrict_public_buckets=True, opts=keep)
         encryption: dict[str, Any] = {"sse_algorithm": d.sse_algorithm}
         if d.kms_key_arn is not None:
             encryption["kms_master_key_id"] = d.kms_key_arn
@@ -254,15 +256,15 @@ class Storage(pulumi.ComponentResource):
             rules=[{"apply_server_side_encryption_by_default": encryption,
                     # S3 Bucket Keys cut KMS requests (and their cost) for SSE-KMS; no effect on SSE-S3.
                     "bucket_key_enabled": d.kms_key_arn is not None or d.sse_algorithm == "aws:kms"}],
-            opts=child)
+            opts=keep)
         versioning = None
         if d.versioning:
             versioning = aws.s3.BucketVersioning(prefix, bucket=bucket.id,
-                                                 versioning_configuration={"status": "Enabled"}, opts=child)
+                                                 versioning_configuration={"status": "Enabled"}, opts=keep)
         aws.s3.BucketLifecycleConfiguration(
             prefix, bucket=bucket.id, rules=[lifecycle_rule_args(r) for r in lifecycle_rules(d)],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[versioning] if versioning else None))
-        aws.s3.BucketPolicy(prefix, bucket=bucket.id, policy=_json(bucket_policy(team)), opts=child)
+            opts=pulumi.ResourceOptions.merge(keep, pulumi.ResourceOptions(depends_on=[versioning] if versioning else None)))
+        aws.s3.BucketPolicy(prefix, bucket=bucket.id, policy=_json(bucket_policy(team)), opts=keep)
 
         role = aws.iam.Role(prefix, name=team.role_name, assume_role_policy=_json(team_trust_policy(d, team)),
                             description=f"Team {team.team}'s data in {team.bucket} (EKS Pod Identity)",
@@ -330,13 +332,15 @@ class Storage(pulumi.ComponentResource):
         return subnets.ids.apply(one_subnet)
 
     def _file_system(self, fs: FileSystemPlan, cluster: ClusterAccess, namespaces: Mapping[str, pulumi.Resource]) -> None:
-        d = self.data
-        child = pulumi.ResourceOptions(parent=self)
+        # prod keeps the file system as it keeps the team's bucket, and with it what it needs to be reached: its
+        # security group (EC2 refuses to delete a group a kept file system's interfaces use, which would fail the
+        # up), the Lustre rules and its link to the bucket.
+        keep = pulumi.ResourceOptions(parent=self, retain_on_delete=self.plan.environment == "prod")
         prefix = f"storage-fsx-{fs.name}"
         tags = {**self.tags, cv.TEAM: fs.team, cv.POOL: fs.pool}
         group = aws.ec2.SecurityGroup(prefix, name=fs.security_group_name, vpc_id=cluster.vpc_id, tags=tags,
                                       description=f"FSx for Lustre {fs.name}: LNET (TCP 988, 1018-1023) with the cluster's nodes",
-                                      opts=child)
+                                      opts=keep)
         # Lustre traffic both ways between the file system's interfaces and the nodes (FSx for Lustre user guide,
         # limit-access-security-groups.html: inbound and outbound 988 and 1018-1023 with the file system's own
         # group and the clients'; the clients' group admits the file system on the same ports).
@@ -346,15 +350,15 @@ class Storage(pulumi.ComponentResource):
                 aws.vpc.SecurityGroupIngressRule(
                     f"{prefix}-in-{peer_name}-{ports}", security_group_id=group.id, referenced_security_group_id=peer,
                     ip_protocol="tcp", from_port=low, to_port=high, tags=tags,
-                    description=f"Lustre TCP {ports} from {peer_name}", opts=child)
+                    description=f"Lustre TCP {ports} from {peer_name}", opts=keep)
                 aws.vpc.SecurityGroupEgressRule(
                     f"{prefix}-out-{peer_name}-{ports}", security_group_id=group.id, referenced_security_group_id=peer,
                     ip_protocol="tcp", from_port=low, to_port=high, tags=tags,
-                    description=f"Lustre TCP {ports} to {peer_name}", opts=child)
+                    description=f"Lustre TCP {ports} to {peer_name}", opts=keep)
             aws.vpc.SecurityGroupIngressRule(
                 f"{prefix}-nodes-in-{ports}", security_group_id=cluster.security_group_id,
                 referenced_security_group_id=group.id, ip_protocol="tcp", from_port=low, to_port=high, tags=tags,
-                description=f"Lustre TCP {ports} from FSx {fs.name}", opts=child)
+                description=f"Lustre TCP {ports} from FSx {fs.name}", opts=keep)
         # A VPC made here knows its zone's subnet (components/foundation); given subnets are looked up by zone.
         subnet: pulumi.Input[str]
         if cluster.zone_subnets is not None:
@@ -362,7 +366,6 @@ class Storage(pulumi.ComponentResource):
         else:
             subnet = self._subnet_in_zone(fs)
 
-        keep = pulumi.ResourceOptions(parent=self, retain_on_delete=self.plan.environment == "prod")
         lustre = aws.fsx.LustreFileSystem(
             prefix, subnet_ids=subnet, security_group_ids=[group.id],
             deployment_type=fs.deployment_type, storage_capacity=fs.storage_capacity_gib,
@@ -379,7 +382,8 @@ class Storage(pulumi.ComponentResource):
             aws.fsx.DataRepositoryAssociation(
                 prefix, file_system_id=lustre.id, file_system_path=r.file_system_path,
                 data_repository_path=r.data_repository_path, batch_import_meta_data_on_create=r.auto_import,
-                s3=s3 or None, tags=tags, opts=pulumi.ResourceOptions(parent=self, depends_on=[self.buckets[fs.team]]))
+                s3=s3 or None, tags=tags,
+                opts=pulumi.ResourceOptions.merge(keep, pulumi.ResourceOptions(depends_on=[self.buckets[fs.team]])))
         deps = [*self.addons.values()]
         volume = typed_resource(f"{prefix}-volume", lustre_volume(fs, lustre.id, lustre.dns_name, lustre.mount_name),
                             opts=pulumi.ResourceOptions(parent=self, depends_on=[lustre, *deps]))
