@@ -33,9 +33,11 @@ JOURNEYS = {
     "why-wait": ROOT / "docs" / "tasks" / "why-does-my-job-wait.md",
     "try-locally": ROOT / "docs" / "tasks" / "try-locally.md",
 }
-# `make up` ends with Pulumi's summary of the update ("Resources:" then what was created, or unchanged when the
-# stack is there already); `make down` with the destroy's and the cluster stopped.
-DEPLOYED = ["Resources:", "!error:"]
+# `make up` ends with Pulumi's summary of the update: "Resources:", then what it created (the README's, on a new
+# cluster) or that everything is unchanged (try-locally's, on the running one); `make down` with the destroy's
+# ("- N deleted": Pulumi's closing line says "deleted" after any destroy, so the count's line is what is read).
+DEPLOYED = ["Resources:", " created\n", "!error:"]
+REDEPLOYED = ["Resources:", " unchanged\n", "!created", "!error:"]
 # What each block prints (stdout and stderr together), block by block.
 EXPECTED: dict[str, list[list[str]]] = {
     "readme": [
@@ -44,14 +46,14 @@ EXPECTED: dict[str, list[list[str]]] = {
         ["job-first-", "vision", "True", "Running", "train-"],
     ],
     "try-locally": [
-        DEPLOYED,
+        REDEPLOYED,
         ["job.batch/first created"],
         ["job-first-", "vision", "True", "Running", "train-"],
         ["cpu-0", "train-0", "train-1", "infer-0", "!notebooks"],
         ["job.batch/nb created"],
         ["notebooks-", "Ready"],
         ["No resources found"],
-        ["Resources:", "deleted", "!error:"],
+        ["Resources:", " deleted\n", "!error:"],
     ],
     "why-wait": [
         ["job.batch/big-1 created", "job.batch/big-2 created", "job.batch/big-3 created", "job.batch/big-4 created"],

@@ -67,7 +67,11 @@ def local_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Journey
     tmp = tmp_path_factory.mktemp("doc-journeys")
     cluster = Cluster(LocalCluster(tmp / "cluster", APISERVER_PORT, ETCD_PORT,
                                    settings={"LOCAL_CLUSTER_WORKLOADS": "none", "LOCAL_CLUSTER_PROMETHEUS": "0"}))
-    env = {k: v for k, v in cluster.env.items() if k not in ("KUBECONFIG", "GPU_PLATFORM_PYTHON")}
+    # Nothing of the caller's that would send make or the engine elsewhere: another cluster
+    # (GPU_PLATFORM_KUBECONFIG), a render instead of an up, another stack, a parent make's flags.
+    elsewhere = ("KUBECONFIG", "GPU_PLATFORM_PYTHON", "GPU_PLATFORM_KUBECONFIG", "GPU_PLATFORM_RENDER_DIR", "STACK",
+                 "MAKEFLAGS", "MAKELEVEL", "MFLAGS")
+    env = {k: v for k, v in cluster.env.items() if k not in elsewhere}
     env["PATH"] = ":".join(d for d in env["PATH"].split(":") if d and d not in (str(VENV_BIN), str(BIN)))
     env["PULUMI_BACKEND_URL"] = f"file://{tmp / 'backend'}"
     try:
@@ -93,10 +97,13 @@ def running(lv: Live) -> bool:
 @pytest.mark.parametrize("name", list(JOURNEYS))
 def test_the_journey_runs_as_written(local_platform: Journeys, name: str, tmp_path: Path) -> None:
     lv = local_platform.live
+    blocks = journey(name)
     if running(lv):
         lv.clean()
+    else:
+        assert blocks[0].runs_make, (f"{name} starts from a running platform, which the README journey's make up "
+                                     "starts: run this module whole")
     env = {**local_platform.env, "JOURNEY_STATE": str(tmp_path / "state.sh")}
-    blocks = journey(name)
     if not any(". .venv/bin/activate" in b.code for b in blocks):
         env["PATH"] = f"{VENV_BIN}:{env['PATH']}"  # the page starts with the virtualenv active
     assert len(blocks) == len(EXPECTED[name]), f"{name}: {len(blocks)} marked blocks, {len(EXPECTED[name])} expected"
