@@ -156,8 +156,11 @@ SHARED_CACHE_FACTORS = (0.45, 0.6)
 
 
 def cores() -> int:
-    """The cores this process may run on (a container's or a taskset's limit, not the host's count)."""
-    return len(os.sched_getaffinity(0))
+    """The cores this process may run on (a container's or a taskset's limit, not the host's count; macOS, which
+    has no affinity call, its count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def estimate(tools: Sequence[str], n_cores: int = 2) -> str:
