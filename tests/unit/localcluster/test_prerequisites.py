@@ -47,7 +47,6 @@ def test_the_estimate_is_for_this_machines_cores() -> None:
     (the high end is not: linking does not scale), doubled on one core."""
     assert pre.estimate(["kueue", "kube-apiserver"], 8) == "about 2 to 12 min on this machine's 8 cores; 9 to 12 measured on 2"
     assert pre.estimate(["kueue", "kube-apiserver"], 1) == "about 18 to 24 min on 1 core; 9 to 12 measured on 2"
-    assert pre.cores() >= 1
 
 
 def _which(*present: str):
