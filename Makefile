@@ -24,7 +24,14 @@ ENGINE_ONLY := $(if $(filter local,$(STACK)),local-engine,$(if $(filter 1,$(GPU_
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
 
+# The first prerequisite, checked before anything else: without it nothing below (localcluster/prerequisites.py
+# included) can run. Debian and Ubuntu ship python3 without ensurepip, which `-m venv` needs, unless python3-venv
+# is installed.
 $(VENV)/.installed: requirements.txt constraints.txt
+	@$(PYTHON) -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+	  echo "prerequisites: missing:" >&2; \
+	  echo "  - Python 3.11 or newer with venv as '$(PYTHON)' (it makes the virtualenv): install it (Debian and Ubuntu: apt-get install python3 python3-venv), or name another with make PYTHON=python3.12 ..." >&2; \
+	  exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -r requirements.txt -c constraints.txt
 	touch $@

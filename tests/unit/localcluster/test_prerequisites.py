@@ -4,11 +4,13 @@ what to do. A world of plain values: PATH lookups, the system and the user are g
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from localcluster import prerequisites as pre
+from tests.conftest import ROOT
 
 CONTROLLERS = ["jobset", "trainer", "lws", "kuberay"]
 
@@ -94,3 +96,16 @@ def test_without_apt_get_etcd_must_be_installed_by_hand() -> None:
 @pytest.mark.parametrize("text, version", [("go version go1.26.3 linux/amd64", (1, 26)), ("", None)])
 def test_go_version(text: str, version: tuple[int, int] | None) -> None:
     assert pre.go_version(text) == version
+
+
+def test_make_without_a_python_that_makes_virtualenvs_names_what_to_install(tmp_path: Path) -> None:
+    """The virtualenv comes before every other check (they run in it): a python without venv/ensurepip (Debian's
+    python3 without python3-venv) or older than 3.11 stops `make` first, naming the package, and makes nothing."""
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\nexit 1\n")   # answers the check as such a python does
+    fake.chmod(0o755)
+    out = subprocess.run(["make", "-s", "venv", f"VENV={tmp_path / 'venv'}", f"PYTHON={fake}"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and not (tmp_path / "venv").exists()
+    assert "prerequisites: missing:" in out.stderr and "Python 3.11 or newer with venv" in out.stderr
+    assert "apt-get install python3 python3-venv" in out.stderr
