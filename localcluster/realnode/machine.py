@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Iterable
 
-from .node import DEVICE_PLUGIN_DIR, DIR_NAME, POD_SUBNET, Layout, RealNodeError
+from .node import DEVICE_PLUGIN_DIR, DIR_NAME, POD_SUBNET, Layout, RealNodeError, disk_problem
 
 # A Unix socket path is at most 107 bytes (sockaddr_un.sun_path holds 108 with the terminating NUL).
 MAX_SOCKET_PATH = 107
@@ -96,6 +96,11 @@ def preflight(layout: Layout) -> list[str]:
     clash = _route_clash(layout)
     if clash:
         problems.append(f"the pod network {POD_SUBNET} overlaps a route of this machine ({clash})")
+    existing = next(p for p in (layout.dir, *layout.dir.parents) if p.exists())
+    usage = shutil.disk_usage(existing)
+    disk = disk_problem(existing, usage.free, usage.total)
+    if disk:
+        problems.append(disk)
     return problems
 
 

@@ -130,6 +130,25 @@ def fit_problem(pool: PoolPlan, allocatable_cpu_millis: int, allocatable_memory_
             f"{allocatable_memory_mib}Mi, so the pool's pods run on its simulated nodes only")
 
 
+# The kubelet's default hard eviction thresholds for free space, which the real node keeps
+# (k8s.io/kubernetes v1.33.13 pkg/kubelet/eviction/defaults_linux.go: nodefs.available 10%, imagefs.available 15%).
+# imagefs.available is observed from the runtime's image file system whether or not it is a dedicated one
+# (helpers.go makeSignalObservations) and means DiskPressure; containerd's image store is on the node's own file
+# system here, so the stricter 15% holds.
+FREE_SPACE_MIN = 0.15
+
+
+def disk_problem(path: Path, free_bytes: int, total_bytes: int) -> str | None:
+    """Why the node would be tainted node.kubernetes.io/disk-pressure at once (so that no pod ever runs on it),
+    or None: the file system of PATH has less free space than the kubelet's hard eviction threshold."""
+    if total_bytes <= 0 or free_bytes / total_bytes >= FREE_SPACE_MIN:
+        return None
+    return (f"the file system of {path} has {free_bytes / 2**30:.1f} GiB free of {total_bytes / 2**30:.0f} GiB "
+            f"({free_bytes / total_bytes:.0%}), under the kubelet's hard eviction thresholds (nodefs.available 10%, "
+            f"imagefs.available 15%): the node would report DiskPressure and be tainted "
+            f"node.kubernetes.io/disk-pressure, so no pod would run on it; free space on it first")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # where its state lives
 

@@ -19,6 +19,7 @@ from gpu_platform.plan import Plan
 from gpu_platform.stack_files import load_plan
 from localcluster import realnode
 from localcluster.realnode import Layout, RealNodeError, Reserves
+from localcluster.realnode.node import disk_problem
 
 ROOT = Path(__file__).resolve().parents[3]
 SMALL_STACK = ROOT / "tests" / "live" / "real_node_stack.yaml"
@@ -221,3 +222,15 @@ def test_another_directorys_node_process_is_a_running_node_and_a_system_containe
     assert running(other) == f"{containerd} -c sleep 5; : {other}"
     assert running("--config=/etc/containerd/config.toml") is None            # the system's: no node
     assert running(f"--config={mine.dir}/containerd.toml") is None           # this directory's own
+
+
+def test_a_file_system_under_the_kubelets_free_space_thresholds_is_refused_naming_the_taint() -> None:
+    """Under 15% free (imagefs.available, on the same file system as nodefs here) the kubelet reports DiskPressure
+    at once and the node is tainted node.kubernetes.io/disk-pressure, so no pod ever runs on it: every real-node
+    test failed that way in a CI run at 9% free. The start refuses first, saying so."""
+    gib = 2**30
+    assert disk_problem(Path("/var/lib/x"), 38 * gib, 252 * gib) is None  # 15.1% free
+    assert disk_problem(Path("/var/lib/x"), 23 * gib, 252 * gib) == (
+        "the file system of /var/lib/x has 23.0 GiB free of 252 GiB (9%), under the kubelet's hard eviction "
+        "thresholds (nodefs.available 10%, imagefs.available 15%): the node would report DiskPressure and be "
+        "tainted node.kubernetes.io/disk-pressure, so no pod would run on it; free space on it first")
