@@ -101,9 +101,14 @@ class Block:
         return f"{shown(self.page)}:{self.line}"
 
     @property
+    def make_targets(self) -> list[str]:
+        """The make targets the block runs (`make up`, `make down`): they build, start or stop a cluster."""
+        return [words[1] for words in (line.split() for line in self.code.splitlines())
+                if len(words) > 1 and words[0] == "make"]
+
+    @property
     def runs_make(self) -> bool:
-        """Whether the block runs a make target (`make up`, `make down`): it builds, starts or stops a cluster."""
-        return any(line.lstrip().startswith("make ") for line in self.code.splitlines())
+        return bool(self.make_targets)
 
 
 def blocks(page: Path, text: str | None = None) -> list[Block]:

@@ -46,7 +46,7 @@ def test_the_pages_that_deploy_are_run_from_make_up_to_make_down() -> None:
         first = journey(name)[0]
         assert first.runs_make and first.code.startswith("make up ") and ". .venv/bin/activate" in first.code, first.where
     assert list(JOURNEYS)[-1] == "try-locally"
-    assert journey("try-locally")[-1].code.startswith("make down ")
+    assert journey("try-locally")[-1].make_targets == ["down"]
     assert not any(b.runs_make for b in journey("why-wait"))
 
 
@@ -58,7 +58,7 @@ def test_a_marker_without_a_shell_block_is_refused() -> None:
     assert (block.journey, block.retry, block.code, block.where, block.runs_make) == (
         "readme", True, "kubectl get nodes\n", "docs/tasks/example.md:4", False)
     (block,) = blocks(page, "<!-- journey: readme -->\n```sh\nmake up   # the stack\n. .venv/bin/activate\n```\n")
-    assert block.runs_make
+    assert block.runs_make and block.make_targets == ["up"]
 
 
 def test_expected_output_can_say_what_must_not_appear() -> None:
