@@ -212,12 +212,21 @@ def test_gpu_hours_used_are_the_traces_own_at_any_speed(reports, speed: float) -
     r = reports[f"fidelity-{speed:g}x"]
     o = r["simulator"]["overhead"]
     added = o["added_per_run_s"]
+    horizon = FIDELITY_HORIZON
     for team in FIDELITY_WAITS:
         mine = [j for j in fidelity_trace() if j.team == team]
         own = sum(j.total_units * j.duration for j in mine) / 3600
         real_cluster = sum(j.total_units * added for j in mine) / 3600   # the idle chain, stated in the report
         t = r["teams"][team]
         assert t["finished"] == len(mine), (team, t)
+        # The report counts GPU-hours inside the horizon. A run admitted so late (a hand-over the waits test
+        # below still accepts on a loaded machine) that its trace duration and chain reach past the horizon is
+        # counted up to it: CI at 815f628 missed by 0.047 GPU-h when borrower's 2-node job, due to wait 132 s,
+        # waited 230 s at 4x (3 lanes on 2 cores) and its 64.5 s ran 12.5 s past the 330 s horizon. Each
+        # job's admission is the trace's submission plus its measured wait (waits_h: the team's jobs in trace order).
+        admitted = [j.submit + w * 3600 for j, w in zip(mine, r["waits_h"][team])]
+        assert len(admitted) == len(mine), (team, r["waits_h"][team])
+        cut = sum(j.total_units * max(0.0, a + j.duration + added - horizon) for j, a in zip(mine, admitted)) / 3600
         # Before the correction: 60 s jobs held their GPUs the whole chain (~2-6 s) x speed longer.
         # Every figure that explains a miss, whole (pytest cuts a long dict's repr): CI at 225e70c missed by an
         # amount its message did not show.
@@ -229,8 +238,9 @@ def test_gpu_hours_used_are_the_traces_own_at_any_speed(reports, speed: float) -
         # likeliest cause of CI's miss at 225e70c (borrower at 6x, waits within bounds), not proven: that run's
         # events were not kept (now they are: tests/conftest.py keep_cluster_logs).
         used = t["gpu_hours_used"] - t["gpu_hours_waiting_for_nodes"]
-        assert abs(used - own - real_cluster) <= 0.02 * own, (
-            f"{team}: own {own:.4f} + chain {real_cluster:.4f} GPU-h, {why}, overhead {o}")
+        assert abs(used - own - real_cluster + cut) <= 0.02 * own, (
+            f"{team}: own {own:.4f} + chain {real_cluster:.4f} - past the horizon {cut:.4f} GPU-h, {why}, "
+            f"overhead {o}")
     # The quota came back on the trace's time but for what the replay has to estimate, the end of the chain
     # (pods' end -> quota released, about half of it): the start (admission -> pods Running) is inside the
     # run. Before the correction the quota came back the whole chain late, every time.
