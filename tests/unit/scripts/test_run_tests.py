@@ -138,3 +138,21 @@ def test_lanes_run_at_most_n_at_once_in_their_order_and_none_start_after_a_stop(
         assert log == []          # a stopped run starts nothing more
     finally:
         rt.STOPPING.clear()
+
+
+def test_each_lane_gets_a_temporary_directory_no_other_pytest_run_rotates_and_it_is_removed_after() -> None:
+    # pytest keeps only the last 3 numbered /tmp/pytest-of-USER/pytest-N directories across all of a user's
+    # sessions: a lane in the default one could lose its clusters' state to any other pytest started meanwhile.
+    rt = run_tests_module()
+    own, base = rt.own_basetemp("simulate", ["-x"])
+    assert base is not None and base.name.startswith("gpu-platform-simulate-") and base.is_dir()
+    assert own == [f"--basetemp={base / 'tmp'}"]
+    assert "pytest-of-" not in str(base)
+    seen = base / "seen"
+    results: dict[str, int] = {}
+    child = f"import pathlib; pathlib.Path({str(seen)!r}).write_text('ran')"
+    rt.run_lane("simulate", [sys.executable, "-c", child], results, threading.Lock(), {}, base)
+    assert results == {"simulate": 0}
+    assert not base.exists()          # removed when the lane ended (a failure's logs are copied out before)
+    # A caller's own --basetemp is left alone.
+    assert rt.own_basetemp("live", ["--basetemp=/somewhere"]) == ([], None)
