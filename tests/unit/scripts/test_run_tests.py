@@ -42,8 +42,10 @@ def test_a_lanes_failure_lines_are_kept_for_the_end_of_the_run(capsys) -> None:
 def test_every_cluster_test_file_runs_in_exactly_one_lane_and_the_engine_lanes_replay_has_its_own_ports() -> None:
     rt = run_tests_module()
     lanes = {n: rt.lane_args(ps, rt.LANES) for n, ps in rt.LANES.items()}
-    assert lanes["simulate"] == ["tests/simulate", "tests/multikueue", "--ignore=tests/simulate/test_elastic_kinds.py"]
-    assert lanes["engine"] == ["tests/integration", "tests/faults", "tests/simulate/test_elastic_kinds.py"]
+    assert lanes["simulate"] == ["tests/simulate", "tests/multikueue", "--ignore=tests/simulate/test_elastic_kinds.py",
+                                 "--ignore=tests/simulate/test_node_failure.py"]
+    assert lanes["engine"] == ["tests/integration", "tests/faults", "tests/simulate/test_elastic_kinds.py",
+                               "tests/simulate/test_node_failure.py"]
     assert lanes["live"] == ["tests/live", "--ignore=tests/live/test_real_node.py", "--ignore=tests/live/test_acceptance.py"]
     assert lanes["node"] == ["tests/live/test_real_node.py", "tests/live/test_acceptance.py"]
     assert rt.one_lane(rt.LANES) == ["tests/live", "tests/integration", "tests/faults", "tests/simulate", "tests/multikueue"]
