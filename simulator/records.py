@@ -76,6 +76,8 @@ class Run:
     horizon: float                       # trace seconds replayed
     events: list[Event] = field(default_factory=list)
     wall_seconds: float = 0.0
+    idle_from: float | None = None       # trace seconds: when nothing was left and the replay stopped (None: it
+                                         # ran to the horizon; replay.nothing_left)
     started_epoch: float = 0.0           # the Unix time of trace time 0 (a live report's window starts there)
     submit_lag: list[float] = field(default_factory=list)      # wall seconds behind schedule, per job
     handoff: list[float] = field(default_factory=list)         # wall seconds: capacity freed -> next admitted

@@ -3,7 +3,8 @@
 Time runs `speed` times faster than the trace: a job submitted at trace second s is created at wall second
 s / speed after the start, and its pods run duration / speed (KWOK's duration annotation). Every
 observation is converted back to trace seconds, so the report speaks the trace's time. The replay stops at
-the trace's horizon; what still runs or waits then is reported as such.
+the trace's horizon; what still runs or waits then is reported as such. On fixed pools without node failures
+it stops as soon as every job has finished and left (Run.idle_from): the rest of the horizon is idle.
 
 What is recorded, per job, from a watch on Workloads (client clock): submission, each admission (flavor,
 units), each eviction (preemption with Kueue's reason, or a pods-ready timeout), the finish (succeeded or
@@ -75,6 +76,25 @@ NODE_SAMPLE_S = 0.5
 PROBES = 3
 PROBE_RUN_S = 1.0
 PROBE_TIMEOUT_S = 120.0
+# A replay whose nodes cannot change by themselves stops before the horizon once nothing is left to happen
+# (nothing_left); it looks this often (wall seconds).
+IDLE_POLL_S = 0.2
+
+
+def can_stop_early(plan: Plan, failures: list[NodeFailure] | None, spares: dict[str, int] | None) -> bool:
+    """Whether the rest of the horizon is known once every job has finished and left: no pool scales (its nodes
+    would go on changing: the autoscaler removes the empty ones after its delay, which the report's node-hours
+    follow), no node failure is scheduled and no spare node was added (a repair or removal may still come)."""
+    return failures is None and not spares and all(registered_nodes(p) == p.max_nodes for p in plan.pools)
+
+
+def nothing_left(run: Run, watcher: Watcher, due: set[int]) -> bool:
+    """Every due job's Workload finished (succeeded or failed: it holds no quota) and no pod of the trace is
+    Pending or Running: from here to the horizon the cluster stays idle, which is what the report counts."""
+    with watcher.lock:
+        finished = {e.job for e in run.events if e.kind == "finished"}
+        live = any(p.live for p in watcher.pods.values())
+    return due <= finished and not live
 
 
 def _probe_target(plan: Plan) -> tuple[str, str, int] | None:
@@ -119,13 +139,16 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
            progress: Callable[[str], None] | None = None, correct: bool = True,
            failures: list[NodeFailure] | None = None, failure_seed: int = 0, spares: dict[str, int] | None = None,
            failure_rate: float | None = None, scale_up_delay_s: float | None = None,
-           scale_down_delay_s: float | None = None) -> Run:
+           scale_down_delay_s: float | None = None, stop_when_idle: bool = True) -> Run:
     """Submit every job due before the horizon at its time and watch until the horizon. With `correct`
     (the default) the simulator's own chain is measured first and every pod ends on the trace's time.
     `failures` (None: none, and nothing watched for them) fail nodes on the way, `spares` (nodes per pool)
     are added first (remove_spares takes them away). The GPU nodes up are sampled throughout (node-hours,
     cost and idle in the report follow them); the autoscaler's delays, in trace seconds, are recorded for
-    the report when given (the cluster was started with them: cli.simulate_all)."""
+    the report when given (the cluster was started with them: cli.simulate_all). With `stop_when_idle` (the
+    default) a replay that can_stop_early ends as soon as nothing_left (Run.idle_from), not at the horizon: the
+    report counts the rest of the horizon idle, as it was; a caller that reads the cluster's own metrics over
+    the whole horizon's wall window asks for the whole wait."""
     run = Run(jobs=jobs, speed=speed, horizon=horizon, corrected=correct, failure_schedule=failures,
               failure_seed=failure_seed, failure_rate=failure_rate, spares=dict(spares or {}),
               toleration_s=lost_node_toleration_s(speed) * speed, node_samples=[],
@@ -195,9 +218,13 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
         pool.shutdown(wait=True)
         if errors:
             raise errors[0]
-        remaining = end_wall - clock()
-        if remaining > 0:
-            time.sleep(remaining)
+        early = stop_when_idle and can_stop_early(plan, failures, spares)
+        due_jobs = {i for i, _ in due}
+        while (remaining := end_wall - clock()) > 0:
+            if early and submitted == len(due) and nothing_left(run, watcher, due_jobs):
+                run.idle_from = clock() * speed
+                break
+            time.sleep(min(remaining, IDLE_POLL_S) if early else remaining)
         injector.stop()
         if errors:
             raise errors[0]

@@ -96,7 +96,10 @@ def text(r: dict[str, Any], title: str, markdown: bool = False) -> str:
             f"${c['lost_usd']:,.0f}, still running ${c['running_usd']:,.0f}, idle ${c['idle_usd']:,.0f}"
             + (f", spare nodes ${c['spare_usd']:,.0f}" if c.get("spare_usd") else "") + ")")
     foot = (f"simulator: {sim['wall_s']} s wall for {sim['compressed_trace_s']} s of compressed trace "
-            f"(x{_fmt(sim['wall_over_compressed'])}); Kueue reaction p50/p95 {_fmt(sim['kueue_reaction_p50_s'])}/"
+            f"(x{_fmt(sim['wall_over_compressed'])}"
+            + (f", stopped at {sim['stopped_idle_at_h']:g} h: every job had finished and the rest of the horizon is "
+               f"idle" if sim.get("stopped_idle_at_h") is not None else "")
+            + f"); Kueue reaction p50/p95 {_fmt(sim['kueue_reaction_p50_s'])}/"
             f"{_fmt(sim['kueue_reaction_p95_s'])} s wall over {sim['reactions']} admissions, "
             f"a resolution of about {_fmt(sim['resolution_trace_s'])} s of trace time"
             + (f"; admission of a job that found room p50/max {_fmt(sim['kueue_admission_p50_s'])}/"

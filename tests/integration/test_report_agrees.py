@@ -118,7 +118,9 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
                  and prometheus_value(url, f'up{{job="{KSM_JOB}"}}') == 1
                  and prometheus_value(url, f'count(up{{job="{alerts.DCGM_JOB}"}} == 1)') == 1, 60,
                  "Prometheus scraping Kueue and the GPU telemetry")
-        run = replay(session.client(), plan, jobs, SPEED, HORIZON, correct=False)
+        # The whole wait: the live report reads Prometheus over the horizon's whole wall window.
+        run = replay(session.client(), plan, jobs, SPEED, HORIZON, correct=False, stop_when_idle=False)
+        assert run.idle_from is None
         simulated = compute(run, plan)
         time.sleep(SETTLE_S)
         wall = HORIZON / SPEED
