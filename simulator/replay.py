@@ -91,6 +91,8 @@ def can_stop_early(plan: Plan, failures: list[NodeFailure] | None, spares: dict[
 def nothing_left(run: Run, watcher: Watcher, due: set[int]) -> bool:
     """Every due job's Workload finished (succeeded or failed: it holds no quota) and no pod of the trace is
     Pending or Running: from here to the horizon the cluster stays idle, which is what the report counts."""
+    if watcher.counts["finished"] < len(due):   # cheap first: no set of every event each poll on a long trace
+        return False
     with watcher.lock:
         finished = {e.job for e in run.events if e.kind == "finished"}
         live = any(p.live for p in watcher.pods.values())
@@ -221,8 +223,13 @@ def replay(client: Client, plan: Plan, jobs: list[TraceJob], speed: float, horiz
         early = stop_when_idle and can_stop_early(plan, failures, spares)
         due_jobs = {i for i, _ in due}
         while (remaining := end_wall - clock()) > 0:
-            if early and submitted == len(due) and nothing_left(run, watcher, due_jobs):
+            if early and nothing_left(run, watcher, due_jobs):
                 run.idle_from = clock() * speed
+                # The report holds the last node sample to the horizon with the allocation at its time: one taken
+                # now, after the last finish, so the rest counts idle (the sampler's last may precede that finish).
+                stop_progress.set()
+                sampler.join(timeout=2)
+                samples.append(watcher.sample_nodes())
                 break
             time.sleep(min(remaining, IDLE_POLL_S) if early else remaining)
         injector.stop()

@@ -438,8 +438,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     long_lived()
 
 
-# A failed cluster test keeps its clusters' logs: pytest keeps only its last three base temporary directories,
-# and in `make test` the other lanes' sessions start after this one and would delete them. Copied to
+# A failed cluster test keeps its clusters' logs: in `make test` a lane's temporary directory is removed when the
+# lane ends (scripts/run-tests own_basetemp), and outside it pytest keeps only its last three. Copied to
 # GPU_PLATFORM_FAILED_LOGS (default .local/failed-cluster-logs/ in the checkout), one folder per session.
 FAILED_LOGS_ENV = "GPU_PLATFORM_FAILED_LOGS"
 _FAILED_CLUSTER_TESTS: list[str] = []

@@ -151,7 +151,7 @@ def test_no_access_to_the_teams_bucket_fails_step_2(acceptance: AcceptanceCluste
     finally:
         acceptance.use_keys(None)
     steps = _steps(report)
-    assert code == 1
+    assert code == 1, steps
     assert steps["queued-job"]["status"] == "passed", steps
     assert steps["data-pull"]["status"] == "failed", steps
     assert "failed in data-pull" in steps["data-pull"]["seen"] and "AccessDenied" in steps["data-pull"]["seen"]
@@ -168,7 +168,7 @@ def test_a_checkpoint_that_cannot_be_written_fails_step_5(acceptance: Acceptance
     finally:
         acceptance.use_keys(None)
     steps = _steps(report)
-    assert code == 1
+    assert code == 1, steps
     # Every step whole on a miss (what it expected, saw and why): CI at d90876c printed only the statuses.
     assert [steps[k]["status"] for k in ("queued-job", "data-pull", "all-reduce", "train")] == ["passed"] * 4, steps
     step5 = steps["checkpoint-restore"]
@@ -199,7 +199,7 @@ def test_pods_that_cannot_reach_each_other_fail_step_3(acceptance: AcceptanceClu
         stop.set()
         isolating.join()
     steps = _steps(report)
-    assert code == 1
+    assert code == 1, steps
     assert [steps[k]["status"] for k in ("queued-job", "data-pull")] == ["passed", "passed"], steps
     step3 = steps["all-reduce"]
     assert step3["status"] == "failed" and "failed in allreduce" in step3["seen"], step3

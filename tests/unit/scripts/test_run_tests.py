@@ -156,5 +156,6 @@ def test_each_lane_gets_a_temporary_directory_no_other_pytest_run_rotates_and_it
     rt.run_lane("simulate", [sys.executable, "-c", child], results, threading.Lock(), {}, base)
     assert results == {"simulate": 0}
     assert not base.exists()          # removed when the lane ended (a failure's logs are copied out before)
-    # A caller's own --basetemp is left alone.
-    assert rt.own_basetemp("live", ["--basetemp=/somewhere"]) == ([], None)
+    # A caller's own --basetemp gets a folder per lane (pytest wipes it at a session's start) and is kept.
+    assert rt.own_basetemp("live", ["--basetemp=/somewhere"]) == (["--basetemp=/somewhere/live"], None)
+    assert rt.own_basetemp("node", ["-x", "--basetemp", "/somewhere"]) == (["--basetemp=/somewhere/node"], None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from types import SimpleNamespace
 
+import pytest
 import yaml
 
 from gpu_platform.stack_files import load_plan
@@ -20,8 +21,10 @@ from tests.conftest import ROOT
 SIM_STACK = ROOT / "tests" / "simulate" / "stack.yaml"
 
 
-def _plans(tmp_path):
+@pytest.fixture(scope="module")
+def plans(tmp_path_factory):
     """The stack as shipped (pools of min 0, max 2: they scale) and with every pool whole (min = max)."""
+    tmp_path = tmp_path_factory.mktemp("plans")
     doc = yaml.safe_load(SIM_STACK.read_text())
     for pool in doc["config"]["gpu-platform:platform"]["pools"]:
         pool["capacity"]["min"] = pool["capacity"]["max"]
@@ -30,8 +33,8 @@ def _plans(tmp_path):
     return load_plan(None, str(SIM_STACK))[1], load_plan(None, str(whole))[1]
 
 
-def test_only_a_replay_on_whole_pools_without_failures_or_spares_may_end_early(tmp_path) -> None:
-    scaling, whole = _plans(tmp_path)
+def test_only_a_replay_on_whole_pools_without_failures_or_spares_may_end_early(plans) -> None:
+    scaling, whole = plans
     assert can_stop_early(whole, None, None) is True
     assert can_stop_early(whole, None, {}) is True
     # Karpenter would still remove empty nodes after its delay: the node-hours go on changing.
@@ -42,8 +45,9 @@ def test_only_a_replay_on_whole_pools_without_failures_or_spares_may_end_early(t
     assert can_stop_early(whole, None, {"fill": 1}) is False
 
 
-def _watch(*pods: _Pod) -> SimpleNamespace:
-    return SimpleNamespace(lock=threading.Lock(), pods={str(k): p for k, p in enumerate(pods)})
+def _watch(*pods: _Pod, finished: int = 2) -> SimpleNamespace:
+    return SimpleNamespace(lock=threading.Lock(), pods={str(k): p for k, p in enumerate(pods)},
+                           counts={"finished": finished})
 
 
 def test_nothing_is_left_once_every_due_job_finished_and_no_pod_is_pending_or_running() -> None:
@@ -52,7 +56,8 @@ def test_nothing_is_left_once_every_due_job_finished_and_no_pod_is_pending_or_ru
     run.events = [Event(0.0, 0, "submitted"), Event(0.0, 1, "submitted"), Event(1.0, 0, "admitted", "fill", 8),
                   Event(62.0, 0, "finished", "fill", 8, "Succeeded")]
     done = _Pod(0, "solo", "job-0-a", "fill-0", "Succeeded", False, 8)
-    assert nothing_left(run, _watch(done), {0, 1}) is False          # job 1 has not finished
+    assert nothing_left(run, _watch(done, finished=1), {0, 1}) is False   # job 1 has not finished
+    assert nothing_left(run, _watch(done), {0, 1}) is False   # a count of 2 (say a probe's) is not job 1's finish
     run.events.append(Event(70.0, 1, "finished", "share", 4, "Failed"))   # a failed run holds no quota either
     assert nothing_left(run, _watch(done), {0, 1}) is True
     # A pod still Running (a RayJob's head before its deletion) or Pending keeps the replay going.
@@ -62,11 +67,11 @@ def test_nothing_is_left_once_every_due_job_finished_and_no_pod_is_pending_or_ru
     assert nothing_left(run, _watch(_Pod(1, "left", "job-1-b", "share-0", "Running", True)), {0, 1}) is True
 
 
-def test_the_report_counts_the_rest_of_the_horizon_idle_and_says_where_the_replay_stopped(tmp_path) -> None:
+def test_the_report_counts_the_rest_of_the_horizon_idle_and_says_where_the_replay_stopped(plans) -> None:
     from simulator.metrics import compute
     from simulator.report import text
 
-    _, whole = _plans(tmp_path)
+    _, whole = plans
     jobs = [TraceJob(1, 0.0, "solo", "fill", 8, 1, 60.0)]
     run = Run(jobs=jobs, speed=2.0, horizon=360.0, wall_seconds=33.0, idle_from=64.8)
     run.events = [Event(0.0, 0, "submitted"), Event(0.0, 0, "admitted", "fill", 8),
