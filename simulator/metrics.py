@@ -255,8 +255,9 @@ def compute(run: Run, plan: Plan) -> dict[str, Any]:
         "simulator": {
             "wall_s": round(run.wall_seconds, 1),
             "compressed_trace_s": round(H / run.speed, 1),
+            # Below 1 when the replay stopped before the horizon, every job finished and gone (replay.nothing_left):
+            # then stopped_idle_at_h says when.
             "wall_over_compressed": round(run.wall_seconds / (H / run.speed), 3) if H else None,
-            # Below 1 when the replay stopped before the horizon, every job finished and gone (replay.nothing_left).
             "stopped_idle_at_h": in_hours(run.idle_from),
             "submit_lag_p95_s": rounded(percentile(run.submit_lag, 0.95)),
             "kueue_reaction_p50_s": rounded(percentile(run.handoff, 0.5)),

@@ -53,7 +53,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from gpu_platform import conventions as cv
-from gpu_platform.nodes import registered_nodes
+from gpu_platform.nodes import registered_nodes, scales_locally
 from gpu_platform.plan import Plan
 from localcluster.api import WORKLOADS, ApiError, Client, path_of
 
@@ -85,7 +85,7 @@ def can_stop_early(plan: Plan, failures: list[NodeFailure] | None, spares: dict[
     """Whether the rest of the horizon is known once every job has finished and left: no pool scales (its nodes
     would go on changing: the autoscaler removes the empty ones after its delay, which the report's node-hours
     follow), no node failure is scheduled and no spare node was added (a repair or removal may still come)."""
-    return failures is None and not spares and all(registered_nodes(p) == p.max_nodes for p in plan.pools)
+    return failures is None and not spares and not any(scales_locally(p) for p in plan.pools)
 
 
 def nothing_left(run: Run, watcher: Watcher, due: set[int]) -> bool:

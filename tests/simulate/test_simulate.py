@@ -215,7 +215,6 @@ def test_gpu_hours_used_are_the_traces_own_at_any_speed(reports, speed: float) -
     r = reports[f"fidelity-{speed:g}x"]
     o = r["simulator"]["overhead"]
     added = o["added_per_run_s"]
-    horizon = FIDELITY_HORIZON
     for team in FIDELITY_WAITS:
         mine = [j for j in fidelity_trace() if j.team == team]
         own = sum(j.total_units * j.duration for j in mine) / 3600
@@ -229,7 +228,8 @@ def test_gpu_hours_used_are_the_traces_own_at_any_speed(reports, speed: float) -
         # job's admission is the trace's submission plus its measured wait (waits_h: the team's jobs in trace order).
         admitted = [j.submit + w * 3600 for j, w in zip(mine, r["waits_h"][team])]
         assert len(admitted) == len(mine), (team, r["waits_h"][team])
-        cut = sum(j.total_units * max(0.0, a + j.duration + added - horizon) for j, a in zip(mine, admitted)) / 3600
+        cut = sum(j.total_units * max(0.0, a + j.duration + added - FIDELITY_HORIZON)
+                  for j, a in zip(mine, admitted)) / 3600
         # Before the correction: 60 s jobs held their GPUs the whole chain (~2-6 s) x speed longer.
         # Every figure that explains a miss, whole (pytest cuts a long dict's repr): CI at 225e70c missed by an
         # amount its message did not show.

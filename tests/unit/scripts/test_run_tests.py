@@ -148,7 +148,7 @@ def test_each_lane_gets_a_temporary_directory_no_other_pytest_run_rotates_and_it
     rt = run_tests_module()
     own, base = rt.own_basetemp("simulate", ["-x"])
     assert base is not None and base.name.startswith("gpu-platform-simulate-") and base.is_dir()
-    assert own == [f"--basetemp={base / 'tmp'}"]
+    assert own == [f"--basetemp={base / 'tmp'}", "-x"]
     assert "pytest-of-" not in str(base)
     seen = base / "seen"
     results: dict[str, int] = {}
@@ -158,4 +158,5 @@ def test_each_lane_gets_a_temporary_directory_no_other_pytest_run_rotates_and_it
     assert not base.exists()          # removed when the lane ended (a failure's logs are copied out before)
     # A caller's own --basetemp gets a folder per lane (pytest wipes it at a session's start) and is kept.
     assert rt.own_basetemp("live", ["--basetemp=/somewhere"]) == (["--basetemp=/somewhere/live"], None)
-    assert rt.own_basetemp("node", ["-x", "--basetemp", "/somewhere"]) == (["--basetemp=/somewhere/node"], None)
+    assert rt.own_basetemp("node", ["-x", "--basetemp", "/somewhere", "-k", "t"]) == (
+        ["--basetemp=/somewhere/node", "-x", "-k", "t"], None)
